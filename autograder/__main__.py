@@ -1,0 +1,7 @@
+"""``python -m autograder`` runs the ``aag`` command line (what ``./aag`` calls)."""
+
+import sys
+
+from .cli import main
+
+sys.exit(main())

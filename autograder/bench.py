@@ -1,0 +1,210 @@
+"""``aag bench``: the course's reference kernels against the copy ceiling, CuPy and the CPU.
+
+``aag calibrate``: the same measurements turned into speed bars for this grading machine.
+
+Every row is timed in one process, one run: CUDA events, warm-up first, median of many launches,
+inputs rotated through a pool larger than L2.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import platform
+import sys
+from importlib import metadata
+
+import numpy as np
+
+from . import device, timing
+
+
+def _versions() -> dict:
+    out = {"python": platform.python_version()}
+    for name in ("numpy", "numba", "numba-cuda", "llvmlite", "cupy-cuda13x", "cupy-cuda12x"):
+        try:
+            out[name] = metadata.version(name)
+        except metadata.PackageNotFoundError:
+            pass
+    return out
+
+
+def _device_facts() -> dict:
+    from numba import cuda
+    dev = cuda.get_current_device()
+    b = device.current()
+    return {"name": dev.name.decode() if isinstance(dev.name, bytes) else str(dev.name),
+            "compute_capability": ".".join(map(str, dev.compute_capability)),
+            "sms": dev.MULTIPROCESSOR_COUNT, "l2_bytes": timing.l2_bytes(),
+            "driver_cuda": b.nvidia.driver_cuda}
+
+
+def _vector_add_variants():
+    """The reference kernel at several launch shapes, and a one-thread-per-element kernel."""
+    from numba import cuda
+    from .problems import ch02
+
+    @cuda.jit
+    def one_per_element(x, y, out):
+        i = cuda.grid(1)
+        if i < out.size:
+            out[i] = x[i] + y[i]
+
+    sms = cuda.get_current_device().MULTIPROCESSOR_COUNT
+    gs = ch02.reference_grid_stride()
+    variants = {}
+    for per_sm in (4, 8, 16, 32):
+        for threads in (256, 512):
+            variants[f"grid-stride, {per_sm}×SMs blocks × {threads}"] = (
+                lambda x, y, o, b=sms * per_sm, t=threads: gs[b, t](x, y, o))
+    variants["one thread per element × 256"] = (
+        lambda x, y, o: one_per_element[(o.size + 255) // 256, 256](x, y, o))
+    return variants
+
+
+def bench_vector_add(n: int, repeats: int) -> dict:
+    from numba import cuda
+    from .problems import ch02
+    nbytes = 12 * n
+    pool = timing.pool_size(8 * n)
+    sets = []
+    for p in range(pool):
+        x, y = cuda.device_array(n, np.float32), cuda.device_array(n, np.float32)
+        timing.fill_uniform(x, 2 * p)
+        timing.fill_uniform(y, 2 * p + 1)
+        sets.append((x, y))
+    out = cuda.device_array(n, np.float32)
+    rows = []
+    ceiling = timing.copy_ceiling(nbytes, repeats=repeats)
+    rows.extend(timing.copy_variants(nbytes, repeats=repeats))
+    big = timing.copy_variants(8 << 30, repeats=repeats)   # does a larger copy go faster?
+    rows.extend(timing.Stats(s.label + ", 8 GiB", s.median_ms, s.runs, s.best_ms, s.spread_ms,
+                             s.bytes) for s in big)
+    for label, launch in _vector_add_variants().items():
+        s = timing.time_gpu(label, lambda i, f=launch: f(*sets[i], out), pool, repeats=repeats,
+                            nbytes=nbytes)
+        rows.append(s)
+    # The speed test's own launch shape, as `check_speed` uses it.
+    threads = 256
+    blocks = timing.speed_blocks(n, threads)
+    gs = ch02.reference_grid_stride()
+    rows.append(timing.time_gpu(f"course reference (speed-test launch {blocks}×{threads})",
+                                lambda i: gs[blocks, threads](*sets[i], out), pool,
+                                repeats=repeats, nbytes=nbytes))
+    try:
+        import cupy as cp
+        cx = [(cp.asarray(x), cp.asarray(y)) for x, y in sets]
+        cout = cp.asarray(out)
+        rows.append(timing.time_gpu("CuPy cp.add", lambda i: cp.add(*cx[i], out=cout), pool,
+                                    repeats=repeats, nbytes=nbytes))
+        src = cp.empty(n * 3 // 2, dtype=cp.float32)
+        dst = cp.empty_like(src)
+        rows.append(timing.time_gpu("CuPy copy (cp.copyto), same bytes",
+                                    lambda i: cp.copyto(dst, src), repeats=repeats,
+                                    nbytes=12 * n))
+    except ImportError:
+        pass
+    baselines = timing.cpu_baselines(ch02.vector_add_grid_stride, n)
+    return {"n": n, "bytes": nbytes, "ceiling": ceiling, "gpu": rows, "cpu": baselines}
+
+
+def _fmt_table(result: dict) -> str:
+    ceil = result["ceiling"]
+    best_cpu = {b.label: b for b in result["cpu"]}
+    lines = [f"vector add fp32, n = {result['n']:,} ({result['bytes'] / 1e9:.2f} GB per call, "
+             f"12 B/element)",
+             f"| kernel | time (ms) | GB/s | of copy ceiling | " +
+             " | ".join(f"speedup vs {k}" for k in best_cpu) + " |",
+             "|---|---|---|---|" + "---|" * len(best_cpu)]
+    for s in [ceil] + result["gpu"]:
+        cells = [s.label, f"{s.median_ms:.3f}", f"{s.gbps:.0f}", f"{s.gbps / ceil.gbps:.0%}"]
+        cells += [f"{b.median_ms / s.median_ms:.0f}×" for b in best_cpu.values()]
+        lines.append("| " + " | ".join(cells) + " |")
+    for b in result["cpu"]:
+        lines.append(f"| CPU: {b.label} | {b.median_ms:.1f} | {b.gbps:.1f} | "
+                     f"{b.gbps / ceil.gbps:.1%} |" + " |" * len(best_cpu))
+    return "\n".join(lines)
+
+
+def _stats_dict(s: timing.Stats) -> dict:
+    return {"label": s.label, "median_ms": s.median_ms, "best_ms": s.best_ms,
+            "iqr_ms": s.spread_ms, "runs": s.runs, "bytes": s.bytes, "gbps": s.gbps}
+
+
+def main(argv=None) -> int:
+    parser = argparse.ArgumentParser(prog="aag bench", description=__doc__)
+    parser.add_argument("--out", help="folder for bench.json and bench.md")
+    parser.add_argument("--n", type=int, default=1 << 28, help="elements (default 2^28)")
+    parser.add_argument("--repeats", type=int, default=50)
+    parser.add_argument("--copy-cost", action="store_true",
+                        help="also run chapter 2's copy-cost experiment with the reference kernel")
+    args = parser.parse_args(argv)
+    try:
+        timing.require_gpu("aag bench")
+    except timing.NeedsGPU as why:
+        print(why)
+        return 2
+    result = bench_vector_add(args.n, args.repeats)
+    facts = {"device": _device_facts(), "versions": _versions(), "cpu": timing.machine_key(),
+             "cpu_cores": os.cpu_count()}
+    table = _fmt_table(result)
+    print(json.dumps(facts, indent=1))
+    print(table)
+    if args.out:
+        os.makedirs(args.out, exist_ok=True)
+        payload = dict(facts, vector_add={
+            "n": result["n"], "ceiling": _stats_dict(result["ceiling"]),
+            "gpu": [_stats_dict(s) for s in result["gpu"]],
+            "cpu": [_stats_dict(s) for s in result["cpu"]]})
+        if args.copy_cost:
+            from numba import cuda
+            from .experiments import copy_cost
+            from .problems import ch02
+            gs = ch02.reference_grid_stride()
+            sms = cuda.get_current_device().MULTIPROCESSOR_COUNT
+
+            def launcher(x, y, out):
+                gs[min(sms * 32, (out.size + 255) // 256), 256](x, y, out)
+            payload["copy_cost"] = copy_cost(launcher)
+            with open(os.path.join(args.out, "h200_copy_cost.json"), "w") as f:
+                json.dump({"device": facts["device"]["name"], "versions": facts["versions"],
+                           "kernel": "course reference grid-stride vector add",
+                           "rows": payload["copy_cost"]}, f, indent=1)
+        with open(os.path.join(args.out, "bench.json"), "w") as f:
+            json.dump(payload, f, indent=1)
+        with open(os.path.join(args.out, "bench.md"), "w") as f:
+            f.write(table + "\n")
+    return 0
+
+
+def calibrate(argv=None) -> int:
+    """Write speed bars for this machine: the bar's speedup over the CPU baseline is half of what
+    the course reference reaches here; the fraction of the reference stays as shipped."""
+    parser = argparse.ArgumentParser(prog="aag calibrate", description=calibrate.__doc__)
+    parser.add_argument("--out", default="speed_bars.json")
+    parser.add_argument("--margin", type=float, default=0.5)
+    args = parser.parse_args(argv)
+    from .problems import ALL
+    from .timing import measure
+    bars = {}
+    for problem in ALL.values():
+        if not problem.speed:
+            continue
+        report = measure(problem, problem.reference)
+        base = next(b for b in report.baselines
+                    if b.label == problem.baselines[problem.speed.baseline].label)
+        speedup = base.median_ms / report.reference.median_ms
+        bars[problem.name] = {"min_fraction_of_reference": problem.speed.min_fraction_of_reference,
+                              "baseline": problem.speed.baseline,
+                              "min_speedup": round(speedup * args.margin, 1)}
+        print(f"{problem.name}: reference is {speedup:.1f}× {base.label} here -> bar "
+              f"{bars[problem.name]['min_speedup']}×")
+    with open(args.out, "w") as f:
+        json.dump(bars, f, indent=1)
+    print(f"wrote {args.out}; point the grader at it with AAG_SPEED_BARS={os.path.abspath(args.out)}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

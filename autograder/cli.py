@@ -1,0 +1,186 @@
+"""``aag``: the course's command line (``./aag`` at the repository root bootstraps and calls it).
+
+    aag lab [--workspace DIR] [--no-browser] [-- JUPYTER ARGS]   sync the workspace, open JupyterLab
+    aag workspace [--workspace DIR]                              sync the workspace only
+    aag test [PYTEST ARGS]                                       staleness check + the test suite
+    aag doctor [--json]                                          explain this machine
+    aag build [...]                                              regenerate course/ and solutions/
+    aag bench [...] / aag calibrate [...]                        benchmarks, speed bars
+
+Modules behind ``build``, ``bench`` and ``calibrate`` are imported only when used, so a problem in
+one of them never stops ``lab`` or ``doctor``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import importlib.util
+import os
+import sys
+from pathlib import Path
+from typing import Callable, Sequence
+
+from . import workspace as ws
+
+# Commands whose arguments belong to another program: passed through untouched, so that
+# `aag test -k add -x` or `aag build --check` need no quoting.
+_PASSTHROUGH = {
+    "test": "run the test suite (staleness check, then pytest; arguments go to pytest)",
+    "build": "regenerate course/ and solutions/ from source/ (arguments go to autograder.build)",
+    "bench": "benchmark reference kernels against CPU, libraries and the roofline",
+    "calibrate": "measure this machine and set speed bars",
+}
+
+
+def _cores() -> int:
+    try:
+        return len(os.sched_getaffinity(0))      # honours taskset/cgroup CPU limits (Linux)
+    except AttributeError:
+        return os.cpu_count() or 1
+
+
+def _delegate(module: str, argv: Sequence[str], func: str = "main") -> int:
+    """Call ``autograder.<module>.<func>(argv)``, importing it only now."""
+    name = f"autograder.{module}"
+    if importlib.util.find_spec(name) is None:
+        print(f"aag: {name} is not part of this checkout yet", file=sys.stderr)
+        return 2
+    try:
+        rc = getattr(importlib.import_module(name), func)(list(argv))
+    except SystemExit as exc:                     # argparse in the callee exits on bad arguments
+        rc = exc.code
+    if rc is None:
+        return 0
+    return rc if isinstance(rc, int) else 1
+
+
+def cmd_build(argv: Sequence[str]) -> int:
+    return _delegate("build", argv)
+
+
+def cmd_bench(argv: Sequence[str]) -> int:
+    return _delegate("bench", argv)
+
+
+def cmd_calibrate(argv: Sequence[str]) -> int:
+    return _delegate("bench", argv, func="calibrate")
+
+
+def cmd_test(argv: Sequence[str]) -> int:
+    import subprocess
+
+    root = ws.repo_root()
+    failed = []
+    # Generated notebooks out of date with source/ is a failure like any other: CI must say so.
+    if importlib.util.find_spec("autograder.build") is None:
+        print("aag test: autograder.build not present; skipping the staleness check", flush=True)
+    else:
+        print("aag test: checking course/ and solutions/ are up to date with source/", flush=True)
+        if _delegate("build", ["--check"]) != 0:
+            failed.append("staleness check (run ./aag build and commit the result)")
+
+    args = list(argv)
+    if not any(a == "-n" or a.startswith(("-n", "--numprocesses")) for a in args):
+        args = ["-n", str(_cores()), *args]
+    # Test paths given by the caller replace the default suite.
+    if not any(not a.startswith("-") and (root / a.split("::")[0]).exists() for a in argv):
+        args.append("tests")
+    cmd = [sys.executable, "-m", "pytest", *args]
+    print("aag test:", " ".join(cmd[1:]), flush=True)
+    rc = subprocess.call(cmd, cwd=root)
+    if rc == 5:
+        failed.append("pytest collected no tests")
+    elif rc != 0:
+        failed.append(f"pytest (exit {rc})")
+    if failed:
+        print("aag test: FAILED: " + "; ".join(failed), file=sys.stderr)
+        return rc or 1
+    print("aag test: all passed")
+    return 0
+
+
+def cmd_workspace(args: argparse.Namespace) -> int:
+    try:
+        ws.sync(workspace=args.workspace)
+    except FileNotFoundError as exc:
+        print(f"aag: {exc}", file=sys.stderr)
+        return 1
+    return 0
+
+
+def cmd_lab(args: argparse.Namespace, extra: Sequence[str]) -> int:
+    try:
+        result = ws.sync(workspace=args.workspace)
+    except FileNotFoundError as exc:
+        print(f"aag: {exc}", file=sys.stderr)
+        return 1
+    cmd = [sys.executable, "-m", "jupyter", "lab"]
+    if args.no_browser:
+        cmd.append("--no-browser")
+    cmd += extra
+    os.chdir(result.workspace)
+    sys.stdout.flush()
+    sys.stderr.flush()
+    # exec, not a child: JupyterLab then owns the terminal and Ctrl-C shuts it down cleanly.
+    os.execv(sys.executable, cmd)
+    return 0  # not reached
+
+
+def cmd_doctor(args: argparse.Namespace) -> int:
+    from . import doctor
+    return doctor.main(["--json"] * args.json + ["--no-ptx"] * args.no_ptx)
+
+
+def _parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(
+        prog="aag", description="All About GPUs: run the course, its tests and its tools.",
+        epilog="Backend: set AAG_BACKEND=cuda|hip|cpu to override what the course detects.")
+    sub = p.add_subparsers(dest="command", metavar="COMMAND", required=True)
+
+    lab = sub.add_parser("lab", help="sync your workspace from course/ and open JupyterLab in it",
+                         description="Sync the workspace (new chapters and files are added; your "
+                         "files are never overwritten) and start JupyterLab there. Arguments "
+                         "after -- go to jupyter lab.")
+    lab.add_argument("--workspace", type=Path, default=None,
+                     help=f"where your copy of the course lives (default: ${ws.WORKSPACE_ENV} "
+                          "or workspace/ in the repository)")
+    lab.add_argument("--no-browser", action="store_true", help="do not open a browser")
+
+    wsp = sub.add_parser("workspace", help="sync your workspace from course/ without starting Jupyter")
+    wsp.add_argument("--workspace", type=Path, default=None)
+
+    doc = sub.add_parser("doctor", help="explain this machine: OS, versions, GPU, chosen backend")
+    doc.add_argument("--json", action="store_true", help="machine-readable output")
+    doc.add_argument("--no-ptx", action="store_true", help="skip the PTX compile probe (seconds)")
+
+    for name, text in _PASSTHROUGH.items():
+        sub.add_parser(name, help=text, add_help=False)
+    return p
+
+
+_RUNNERS: dict[str, Callable[[Sequence[str]], int]] = {
+    "test": cmd_test, "build": cmd_build, "bench": cmd_bench, "calibrate": cmd_calibrate,
+}
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    argv = list(sys.argv[1:] if argv is None else argv)
+    if argv and argv[0] in _RUNNERS:
+        return _RUNNERS[argv[0]](argv[1:])
+    extra: list[str] = []
+    if argv and argv[0] == "lab" and "--" in argv:
+        cut = argv.index("--")
+        argv, extra = argv[:cut], argv[cut + 1:]
+    args = _parser().parse_args(argv)
+    if args.command == "lab":
+        return cmd_lab(args, extra)
+    if args.command == "workspace":
+        return cmd_workspace(args)
+    if args.command == "doctor":
+        return cmd_doctor(args)
+    raise AssertionError(args.command)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,335 @@
+"""One exercise = one :class:`Problem`: spec, inputs, tolerance, launch, sizes, baselines, speed bar.
+
+A check is three steps kept apart so a judge can put them in different processes:
+``cases`` (inputs, from a seed) -> ``run`` (calls the learner's code, returns raw outputs) ->
+``judge`` (compares with the float64 spec; never calls learner code).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import io
+import os
+import pickle
+import select
+import signal
+import time
+import traceback
+import warnings
+from dataclasses import dataclass, field
+from typing import Any, Callable
+
+import numpy as np
+
+from . import device
+from .checks import GUARD, CheckFailed, Outcome, Verdict, _fmt, compare, poison_value
+
+HIDDEN_SEED_ENV = "AAG_SECRET_SEED"      # the instructor's secret, mixed into every hidden case
+SPEED_WITHOUT_GPU_ENV = "AAG_SPEED_WITHOUT_GPU"   # "full" or "zero": a speed cell's worth on CPU
+CHECK_TIMEOUT_ENV = "AAG_CHECK_TIMEOUT"  # seconds a single case may run before it counts as a hang
+
+
+@dataclass
+class Case:
+    """One input set: the arrays, the size, and (for kernel problems) the launch shape."""
+
+    size: int
+    inputs: dict[str, Any]
+    blocks: int = 0
+    threads: int = 0
+
+    def describe(self) -> str:
+        text = f"n = {self.size}"
+        if self.threads:
+            text += f", launched as {self.blocks} block{'s' * (self.blocks != 1)} × {self.threads} threads"
+        return text
+
+    @property
+    def thread_count(self) -> int:
+        return self.blocks * self.threads if self.threads else self.size
+
+
+@dataclass
+class Sizes:
+    """Sizes per backend: fixed edge sizes, plus random ones drawn from the case's seed."""
+
+    visible: tuple[int, ...]
+    hidden: tuple[int, ...]
+    hidden_random: tuple[int, int, int] = (0, 0, 0)   # (count, low, high)
+    speed: int = 0                                      # elements for the speed test (GPU only)
+
+
+@dataclass
+class SpeedBar:
+    """Portable speed bar: a fraction of the course reference's speed timed in the same run,
+    plus a minimum speedup over a named CPU baseline measured on the same machine."""
+
+    min_fraction_of_reference: float
+    baseline: str
+    min_speedup: float
+
+
+@dataclass
+class Baseline:
+    label: str          # honest name, e.g. "NumPy np.add (1 core)"
+    run: Callable[..., None]   # run(**host_inputs, **host_outputs)
+
+
+def _stable_seed(*parts: object) -> int:
+    digest = hashlib.sha256("\x1f".join(map(str, parts)).encode()).digest()
+    return int.from_bytes(digest[:8], "little")
+
+
+class _Hung(Exception):
+    pass
+
+
+_hung_submissions: dict[int, str] = {}   # id(submission) -> message, so a hang costs one timeout
+
+
+class Problem:
+    """An exercise. See the chapter modules in :mod:`autograder.problems` for real ones."""
+
+    def __init__(self, name: str, *, title: str, spec: Callable[..., dict[str, np.ndarray]],
+                 make_inputs: Callable[[np.random.Generator, int], dict[str, Any]],
+                 outputs: Callable[[int], dict[str, tuple[tuple[int, ...], Any]]],
+                 tolerance: Callable[[dict[str, Any], dict[str, np.ndarray]], dict[str, np.ndarray]],
+                 launch: Callable[[Callable, dict, dict, Case], None],
+                 cpu_sizes: Sizes, gpu_sizes: Sizes, on_device: bool = True,
+                 block_sizes: tuple[int, ...] = (), visible_block_size: int = 0,
+                 blocks_for: Callable[[int, int], int] | None = None,
+                 bytes_moved: Callable[[int], int] | None = None,
+                 flops: Callable[[int], int] | None = None,
+                 reference: Callable | None = None,
+                 baselines: dict[str, Baseline] | None = None,
+                 vendor: Callable | None = None, vendor_label: str = "",
+                 speed: SpeedBar | None = None):
+        self.name = name
+        self.title = title
+        self.spec = spec
+        self.make_inputs = make_inputs
+        self.outputs = outputs
+        self.tolerance = tolerance
+        self.launch = launch
+        self.cpu_sizes, self.gpu_sizes = cpu_sizes, gpu_sizes
+        self.on_device = on_device
+        self.block_sizes = block_sizes
+        self.visible_block_size = visible_block_size
+        self.blocks_for = blocks_for or (lambda n, t: (n + t - 1) // t)
+        self.bytes_moved = bytes_moved
+        self.flops = flops
+        self.reference = reference
+        self.baselines = baselines or {}
+        self.vendor, self.vendor_label = vendor, vendor_label
+        self.speed = speed
+
+    def __repr__(self) -> str:
+        return f"<Problem {self.name}: {self.title}>"
+
+    # ---- cases -------------------------------------------------------------------------------
+    @property
+    def sizes(self) -> Sizes:
+        return self.gpu_sizes if device.current().is_gpu else self.cpu_sizes
+
+    def cases(self, hidden: bool = False, seed: int | None = None) -> list[Case]:
+        """Seeded cases: visible ones are the same for everyone; hidden ones mix in a secret."""
+        if seed is None:
+            secret = os.environ.get(HIDDEN_SEED_ENV, "course-default") if hidden else "visible"
+            seed = _stable_seed(self.name, secret)
+        rng = np.random.default_rng(seed)
+        sizes = list(self.sizes.hidden if hidden else self.sizes.visible)
+        count, lo, hi = self.sizes.hidden_random
+        if hidden and count:
+            sizes += [int(s) for s in rng.integers(lo, hi, size=count)]
+        cases = []
+        for i, n in enumerate(sizes):
+            case = Case(size=n, inputs=self.make_inputs(rng, n))
+            if self.block_sizes:
+                t = (self.visible_block_size if not hidden and self.visible_block_size
+                     else int(rng.choice(self.block_sizes)))
+                case.threads, case.blocks = t, self.blocks_for(n, t)
+            cases.append(case)
+        return cases
+
+    # ---- running (calls learner code) ----------------------------------------------------------
+    def run(self, submission: Callable, case: Case) -> Outcome:
+        """Run the submission on one case with poisoned outputs; return what came back."""
+        hung = _hung_submissions.get(id(submission))
+        if hung:
+            return Outcome(error=hung, error_kind="hang")
+        if not device.current().is_gpu and hasattr(os, "fork") and not os.environ.get("AAG_NO_FORK"):
+            outcome = _run_forked(lambda: self._run_here(submission, case), self._time_limit(case))
+        else:
+            outcome = self._run_here(submission, case)
+        if outcome.error_kind == "hang":
+            _hung_submissions[id(submission)] = (
+                f"{outcome.error} (it hung on an earlier case too, so it was not run again)")
+        return outcome
+
+    def _time_limit(self, case: Case) -> float:
+        if os.environ.get(CHECK_TIMEOUT_ENV):
+            return float(os.environ[CHECK_TIMEOUT_ENV])
+        # The simulator runs roughly 10^4 threads per second on one core: allow a wide margin.
+        return 20.0 + 2e-3 * case.thread_count
+
+    def _run_here(self, submission: Callable, case: Case) -> Outcome:
+        from numba import cuda
+        shapes = self.outputs(case.size)
+        t0 = time.perf_counter()
+        outcome = Outcome()
+        try:
+            if self.on_device:
+                args = {k: cuda.to_device(v) if isinstance(v, np.ndarray) else v
+                        for k, v in case.inputs.items()}
+                bufs, outs = {}, {}
+                for name, (shape, dtype) in shapes.items():
+                    size = int(np.prod(shape))
+                    bufs[name] = cuda.to_device(np.full(size + GUARD, poison_value(dtype), dtype))
+                    outs[name] = bufs[name][:size].reshape(shape) if len(shape) > 1 else bufs[name][:size]
+                self.launch(submission, args, outs, case)
+                _synchronize(self._time_limit(case))
+                for name, (shape, dtype) in shapes.items():
+                    host = bufs[name].copy_to_host()
+                    size = int(np.prod(shape))
+                    outcome.outputs[name] = host[:size].reshape(shape)
+                    tail = host[size:]
+                    outcome.guard_intact[name] = bool(np.all(np.isnan(tail)) if tail.dtype.kind == "f"
+                                                      else np.all(tail == poison_value(dtype)))
+            else:
+                outs = {name: np.full(shape, poison_value(dtype), dtype)
+                        for name, (shape, dtype) in shapes.items()}
+                self.launch(submission, dict(case.inputs), outs, case)
+                outcome.outputs = outs
+        except _Hung as exc:
+            outcome.error, outcome.error_kind = str(exc), "hang"
+        except Exception as exc:  # learner code may raise anything; report it, don't crash
+            kind = "cuda" if type(exc).__name__.startswith("Cuda") else "exception"
+            outcome.error = "".join(traceback.format_exception_only(type(exc), exc)).strip()
+            outcome.error_kind = kind
+        outcome.seconds = time.perf_counter() - t0
+        return outcome
+
+    # ---- judging (never calls learner code) -------------------------------------------------------
+    def expected(self, case: Case) -> dict[str, np.ndarray]:
+        return self.spec(**{k: (v.astype(np.float64) if isinstance(v, np.ndarray) and v.dtype.kind == "f"
+                               else v) for k, v in case.inputs.items()}, **_launch_kwargs(case))
+
+    def judge(self, case: Case, outcome: Outcome) -> Verdict:
+        expected = self.expected(case)
+        tolerance = self.tolerance(case.inputs, expected)
+        dtypes = {name: np.dtype(dt) for name, (_, dt) in self.outputs(case.size).items()}
+        verdict = compare(self.name, case.describe(), expected, outcome, tolerance, dtypes)
+        if verdict.index is not None:
+            # Name the inputs behind the first wrong element: the learner can redo it by hand.
+            at = [f"{k}[{verdict.index}] = {_fmt(v[verdict.index])}" if isinstance(v, np.ndarray)
+                  and v.shape[:1] == (case.size,) else f"{k} = {_fmt(v)}"
+                  for k, v in case.inputs.items() if isinstance(v, (np.ndarray, np.floating))]
+            if at:
+                verdict.message += "\n  inputs there: " + ", ".join(at)
+        return verdict
+
+    def verdict(self, submission: Callable, cases: list[Case]) -> Verdict:
+        for i, case in enumerate(cases):
+            outcome = self.run(submission, case)
+            if outcome.printed:
+                print(_truncate(outcome.printed))
+            verdict = self.judge(case, outcome)
+            if not verdict.passed:
+                verdict.cases_run = i + 1
+                return verdict
+        sizes = ", ".join(str(c.size) for c in cases)
+        plural = "s" * (len(cases) != 1)
+        return Verdict(self.name, True, message=f"{len(cases)} case{plural} (n = {sizes})",
+                       cases_run=len(cases))
+
+    # ---- what notebooks call ----------------------------------------------------------------
+    def check(self, submission: Callable) -> None:
+        """Visible check: prints a verdict; raises CheckFailed (the cell fails) if it is wrong."""
+        verdict = self.verdict(submission, self.cases(hidden=False))
+        if not verdict.passed:
+            raise CheckFailed(verdict)
+        print(verdict)
+
+    def check_hidden(self, submission: Callable) -> None:
+        """Hidden check: other sizes, block shapes and seeds; returns None (nbgrader scores it)."""
+        verdict = self.verdict(submission, self.cases(hidden=True))
+        if not verdict.passed:
+            verdict.problem += " (hidden tests)"
+            raise CheckFailed(verdict)
+        print(f"✓ {self.name}: hidden tests passed ({verdict.cases_run} case"
+              f"{'s' * (verdict.cases_run != 1)})")
+
+    def check_speed(self, submission: Callable) -> None:
+        """Speed test: on a GPU, against the course reference and a CPU baseline; see timing."""
+        from . import timing
+        timing.check_speed(self, submission)
+
+
+def _launch_kwargs(case: Case) -> dict[str, int]:
+    return {"blocks": case.blocks, "threads": case.threads} if case.threads else {}
+
+
+def _truncate(text: str, limit: int = 2000) -> str:
+    return text if len(text) <= limit else text[:limit] + f"\n... ({len(text) - limit} more characters)"
+
+
+def _synchronize(limit: float) -> None:
+    """Wait for the GPU, but give up after ``limit`` seconds (a hung kernel never returns)."""
+    from numba import cuda
+    if not device.current().is_gpu:
+        return
+    event = cuda.event()
+    event.record()
+    deadline = time.monotonic() + limit
+    while not event.query():
+        if time.monotonic() > deadline:
+            raise _Hung(f"the kernel was still running after {limit:.0f} s")
+        time.sleep(1e-3)
+    cuda.synchronize()
+
+
+def _run_forked(work: Callable[[], Outcome], limit: float) -> Outcome:
+    """Run ``work`` in a forked child with a time limit (CPU mode only: the simulator is plain
+    Python, so a hung kernel can only be stopped by ending the process that runs it)."""
+    read_fd, write_fd = os.pipe()
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", DeprecationWarning)  # "multi-threaded, use of fork()"
+        pid = os.fork()
+    if pid == 0:  # child: run, capture what it prints, send the outcome back, exit at once
+        os.close(read_fd)
+        code = 0
+        try:
+            captured = io.StringIO()
+            with contextlib.redirect_stdout(captured), contextlib.redirect_stderr(captured):
+                outcome = work()
+            outcome.printed = captured.getvalue()
+            payload = pickle.dumps(outcome)
+        except BaseException as exc:  # noqa: BLE001 - anything, even SystemExit, is reported
+            payload = pickle.dumps(Outcome(error=f"{type(exc).__name__}: {exc}", error_kind="exception"))
+            code = 1
+        with os.fdopen(write_fd, "wb") as pipe:
+            pipe.write(payload)
+        os._exit(code)
+    os.close(write_fd)
+    chunks, deadline = [], time.monotonic() + limit
+    with os.fdopen(read_fd, "rb") as pipe:
+        while True:
+            remaining = deadline - time.monotonic()
+            ready, _, _ = select.select([pipe], [], [], max(remaining, 0))
+            if not ready:
+                os.kill(pid, signal.SIGKILL)
+                os.waitpid(pid, 0)
+                return Outcome(error=f"the run was stopped after {limit:.0f} s", error_kind="hang")
+            chunk = os.read(pipe.fileno(), 1 << 20)
+            if not chunk:
+                break
+            chunks.append(chunk)
+    _, status = os.waitpid(pid, 0)
+    data = b"".join(chunks)
+    if not data:
+        how = (f"signal {os.WTERMSIG(status)}" if os.WIFSIGNALED(status)
+               else f"exit status {os.WEXITSTATUS(status)}")
+        return Outcome(error=f"the process running the kernel died ({how}) without an answer",
+                       error_kind="crash")
+    return pickle.loads(data)

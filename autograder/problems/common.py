@@ -1,0 +1,24 @@
+"""Pieces several chapters' exercises share: random inputs with real spread, CPU baselines."""
+
+from __future__ import annotations
+
+import os
+
+import numpy as np
+
+
+def random_floats(rng: np.random.Generator, n: int, dtype=np.float32) -> np.ndarray:
+    """Values with a random offset and a random scale (10^-3 .. 10^3), so neither a result of
+    zeros nor a tolerance tuned to values near 1 can pass by accident."""
+    scale = 10.0 ** rng.uniform(-3, 3)
+    offset = rng.uniform(-2, 2) * scale
+    return (offset + scale * rng.uniform(-1, 1, n)).astype(dtype)
+
+
+def grid_blocks(n: int, threads: int) -> int:
+    """One thread per element: the smallest number of blocks that covers n."""
+    return (n + threads - 1) // threads
+
+
+def cores() -> int:
+    return os.cpu_count() or 1

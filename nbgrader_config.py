@@ -1,0 +1,99 @@
+"""nbgrader configuration for All About GPUs (read by every `nbgrader ...` run from the repo root,
+and by `aag build`).
+
+The course keeps one hand-edited text source per chapter (source/chNN_topic/chNN_topic.py, jupytext
+percent format); `aag build` converts it to the .ipynb nbgrader reads, next to it. Everything else
+here is about grading submissions fairly and quickly on GPU machines and on CPU-only ones.
+"""
+
+import os
+
+from nbconvert.preprocessors import CSSHTMLHeaderPreprocessor, ClearMetadataPreprocessor
+from nbgrader.preprocessors import (
+    AssignLatePenalties,
+    CheckCellMetadata,
+    ClearHiddenTests,
+    ClearMarkScheme,
+    ClearOutput,
+    GetGrades,
+    IgnorePattern,
+    IncludeHeaderFooter,
+    LimitOutput,
+    LockCells,
+    SaveAutoGrades,
+)
+
+from autograder.nbgrader_ext import ExecuteGuarded, HideHiddenTests
+
+c = get_config()  # noqa: F821 (provided by traitlets when it loads this file)
+
+# --- Environment for the learner's kernel --------------------------------------------------------
+# The kernel nbgrader starts inherits this process's environment.
+# Any stderr output in a test cell scores 0, and Numba warns on stderr about small grids and
+# implicit host<->device copies, which the early chapters use on purpose: silence both.
+os.environ["NUMBA_CUDA_LOW_OCCUPANCY_WARNINGS"] = "0"
+os.environ["NUMBA_CUDA_WARN_ON_IMPLICIT_COPY"] = "0"
+# Without a GPU a speed cell cannot measure anything. What it is worth is the instructor's call,
+# read by the autograder package: "zero" (no points without a GPU) unless set otherwise before
+# running nbgrader (e.g. AAG_SPEED_WITHOUT_GPU=full when grading only correctness on CPUs).
+os.environ.setdefault("AAG_SPEED_WITHOUT_GPU", "zero")
+
+# --- Course layout -------------------------------------------------------------------------------
+c.CourseDirectory.root = os.path.dirname(os.path.abspath(__file__))
+c.CourseDirectory.source_directory = "source"
+c.CourseDirectory.release_directory = "course"
+c.CourseDirectory.solution_directory = "solutions"
+# The text sources hold the solutions and hidden tests: they must never be copied to learners.
+# nbgrader copies every non-ignored file next to a source notebook into the release, so "*.py"
+# is listed here (a chapter that ships a helper module must ship it another way).
+c.CourseDirectory.ignore = [
+    "*.py",
+    "__pycache__",
+    "*.pyc",
+    ".ipynb_checkpoints",
+    ".DS_Store",
+]
+
+# --- Executing submissions -----------------------------------------------------------------------
+# The first launch of a kernel compiles it (about a second on a GPU); on the CUDA simulator a
+# chapter's checks take tens of seconds. 30 s (nbgrader's default) fails correct work on slow
+# graders, so allow 300 s per cell; ExecuteGuarded makes a hang cost this once, not once per cell.
+c.Execute.timeout = 300
+
+# nbgrader's default autograde pipeline, with Execute replaced by ExecuteGuarded (a cell that runs
+# past the timeout restarts the kernel and the remaining cells still run). Same steps, same order.
+c.Autograde.autograde_preprocessors = [
+    ExecuteGuarded,
+    IgnorePattern,
+    ClearMetadataPreprocessor,
+    LimitOutput,
+    SaveAutoGrades,
+    AssignLatePenalties,
+    CheckCellMetadata,
+]
+
+# A learner who deletes a test cell must not escape it: autograde puts missing grade cells back.
+c.OverwriteCells.add_missing_cells = True
+
+# --- Solutions -----------------------------------------------------------------------------------
+# nbgrader's default executes the solution notebooks (outputs would differ between machines, so
+# `aag build` would never be reproducible, and it would need a GPU or minutes of simulator) and
+# keeps hidden tests (the solutions are shared more widely than the gradebook). So: no Execute,
+# and hidden test regions cleared as in the learner's release.
+c.GenerateSolution.preprocessors = [
+    IncludeHeaderFooter,
+    LockCells,
+    ClearOutput,
+    ClearMarkScheme,
+    ClearHiddenTests,
+]
+
+# --- Feedback ------------------------------------------------------------------------------------
+# Autograding restores hidden tests into the graded notebook, and feedback renders it as is:
+# HideHiddenTests replaces their code (and traceback lines quoting it) before the HTML is made.
+# After GetGrades (which reads the notebook as graded), before the HTML styling step.
+c.GenerateFeedback.preprocessors = [
+    GetGrades,
+    HideHiddenTests,
+    CSSHTMLHeaderPreprocessor,
+]

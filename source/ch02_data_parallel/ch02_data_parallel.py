@@ -1,0 +1,271 @@
+# %% [markdown]
+# # Chapter 2 · Data-parallel computing: vector addition
+#
+# *Programming Massively Parallel Processors* (PMPP, 4th ed.), chapter 2.
+#
+# ## What you will be able to do
+# - Write a kernel **and the host code that launches it**: choose a block size, compute how many
+#   blocks cover `n` elements, and keep the extra threads from writing where they must not.
+# - Write a **grid-stride loop**, so one launch of any size handles an array of any length.
+# - Say, with your own measurements, **when the GPU loses to the CPU**: a vector addition moves 12
+#   bytes for every single addition, and a copy across PCIe is far slower than the GPU's memory.
+#
+# Run the first cell before anything else: importing `autograder` picks the backend (an NVIDIA
+# GPU, an AMD GPU, or CPU mode with the CUDA simulator) before Numba loads its CUDA target.
+
+# %%
+import time
+
+import numpy as np
+import matplotlib.pyplot as plt
+
+import autograder as ag
+from numba import cuda
+
+ag.banner()
+
+# %% [markdown]
+# ## The idea: two memories, one program
+#
+# A CUDA program runs on two processors. The **host** (the CPU) runs your Python; the **device**
+# (the GPU) runs kernels. Each has its own memory, joined by a link that is much slower than
+# either memory. Data a kernel reads must be on the device first, and results come back the same
+# way (PMPP §2.4). The numbers below show why this matters.
+
+# %%
+fig, ax = plt.subplots(figsize=(7, 2.6))
+parts = [("CPU memory\n(DDR5, 8 channels)", 0.30, "~300 GB/s"),
+         ("PCIe 5.0 x16\n(each way)", 0.064, "~64 GB/s"),
+         ("H200 memory\n(HBM3e)", 4.8, "~4,800 GB/s")]
+for k, (name, tbps, label) in enumerate(parts):
+    ax.barh(k, tbps, color=["#7a9cc6", "#d98b5f", "#76b041"][k])
+    ax.text(tbps + 0.05, k, label, va="center")
+ax.set_yticks(range(len(parts)), [p[0] for p in parts])
+ax.set_xlabel("bandwidth (TB/s, vendor figures)")
+ax.set_xlim(0, 6)
+ax.set_title("The link between host and device is the narrow part")
+plt.tight_layout()
+plt.show()
+
+# %% [markdown]
+# A kernel call therefore has three costs: copy the inputs to the device, run the kernel, copy
+# the result back. Numba does the copies for you if you pass NumPy arrays to a kernel, silently,
+# on every call. In this course you move data explicitly, so that you always know where it is:
+#
+# | call | what it does |
+# |---|---|
+# | `d = cuda.to_device(a)` | allocate device memory and copy the NumPy array `a` into it |
+# | `d = cuda.device_array(n, dtype=np.float32)` | allocate device memory, uninitialised |
+# | `d.copy_to_host()` | copy back into a new NumPy array |
+# | `kernel[blocks, threads](args...)` | launch `blocks × threads` threads running `kernel` |
+#
+# ## The CPU baseline
+#
+# Every number in this course is compared with something. For vector addition, NumPy's
+# `np.add` runs on one CPU core and reads and writes memory about as fast as that core can.
+
+# %%
+n = 1 << 22
+rng = np.random.default_rng(0)
+x = rng.standard_normal(n, dtype=np.float32)
+y = rng.standard_normal(n, dtype=np.float32)
+out = np.empty_like(x)
+
+runs = []
+for _ in range(5):
+    t0 = time.perf_counter()
+    np.add(x, y, out=out)
+    runs.append(time.perf_counter() - t0)
+seconds = float(np.median(runs))
+print(f"NumPy, n = {n:,}: {seconds * 1e3:.2f} ms, "
+      f"{12 * n / seconds / 1e9:.1f} GB/s (12 bytes per element: two reads and one write)")
+
+# %% [markdown]
+# ## Exercise 2.1 · Vector addition, one thread per element (3 points)
+#
+# Write two things:
+#
+# 1. `vector_add_kernel(x, y, out)`: a kernel in which the thread with global index
+#    `i = cuda.blockIdx.x * cuda.blockDim.x + cuda.threadIdx.x` (or `cuda.grid(1)`) computes
+#    `out[i] = x[i] + y[i]`, **only if `i < out.size`**.
+# 2. `add_vectors(x, y, out)`: a host function that receives three **device arrays** of the same
+#    length and launches your kernel with enough blocks to cover every element. Pick a block size
+#    (a multiple of 32 up to 1024; 128 or 256 are good defaults) and compute
+#    `blocks = ceil(n / threads)` with integers: `(n + threads - 1) // threads`.
+#
+# Roughly 4 lines in the kernel, 3 in the launcher.
+#
+# **What the check does.** It fills `out` with NaN, calls `add_vectors` on lengths that are not
+# multiples of any block size (1025, 1023 and 1; the hidden tests use other lengths), copies `out`
+# back and compares every element with the exact sum computed in float64. A float32 addition is
+# *correctly rounded*, so your result may differ from the exact sum by at most one rounding:
+# `|got − exact| ≤ 2⁻²⁴ · |exact|`. An element still NaN was never written; a value written past
+# the end of `out` is caught too.
+
+# %% nbgrader={"grade": false, "grade_id": "vector_add_solution", "locked": false, "schema_version": 3, "solution": true, "task": false}
+@cuda.jit
+def vector_add_kernel(x, y, out):
+    ### BEGIN SOLUTION
+    i = cuda.blockIdx.x * cuda.blockDim.x + cuda.threadIdx.x
+    if i < out.size:
+        out[i] = x[i] + y[i]
+    ### END SOLUTION
+
+
+def add_vectors(x, y, out):
+    ### BEGIN SOLUTION
+    threads = 256
+    blocks = (out.size + threads - 1) // threads
+    vector_add_kernel[blocks, threads](x, y, out)
+    ### END SOLUTION
+
+
+# %% [markdown]
+# Try it by hand first, on a tiny input you can read:
+
+# %%
+dx = cuda.to_device(np.arange(10, dtype=np.float32))
+dy = cuda.to_device(np.full(10, 100, dtype=np.float32))
+dout = cuda.device_array(10, dtype=np.float32)
+add_vectors(dx, dy, dout)
+print(dout.copy_to_host())
+
+# %% nbgrader={"grade": true, "grade_id": "vector_add_test", "locked": true, "points": 3, "schema_version": 3, "solution": false, "task": false}
+ag.problems.ch02.vector_add.check(add_vectors)
+### BEGIN HIDDEN TESTS
+ag.problems.ch02.vector_add.check_hidden(add_vectors)
+### END HIDDEN TESTS
+
+# %% [markdown]
+# ## Break it: one block too few, then no bounds check
+#
+# Two mistakes everyone makes once. The cell below launches a copy of the kernel with
+# `n // threads` blocks (rounding down) and then with a kernel that has no `if i < n`. It runs with
+# `%%isolated`, in a **separate Python process**: on a GPU, a write past the end of an array can
+# corrupt other data silently or stop the GPU with an *illegal address* error, after which the
+# process's CUDA context is unusable until it restarts. The separate process takes that hit, not
+# this notebook.
+#
+# Predict before you run: which elements stay NaN in the first launch? What happens in the second?
+
+# %%
+# %%isolated
+import numpy as np
+from numba import cuda
+
+@cuda.jit
+def add_no_guard(x, y, out):
+    i = cuda.grid(1)
+    out[i] = x[i] + y[i]          # no `if i < out.size`
+
+n, threads = 1000, 128
+x = cuda.to_device(np.ones(n, np.float32))
+y = cuda.to_device(np.ones(n, np.float32))
+out = cuda.to_device(np.full(n, np.nan, np.float32))
+
+add_no_guard[n // threads, threads](x, y, out)      # 7 blocks: 896 threads for 1000 elements
+host = out.copy_to_host()
+print("never written:", np.flatnonzero(np.isnan(host))[[0, -1]], "->", np.isnan(host).sum(), "elements")
+
+add_no_guard[(n + threads - 1) // threads, threads](x, y, out)   # 8 blocks: 1024 threads
+cuda.synchronize()
+print("second launch finished without an error")
+
+# %% [markdown]
+# In CPU mode the simulator checks every index, so the second launch stops with an `IndexError`
+# that names the thread. A real GPU does not check: threads 1000 to 1023 write past the end of
+# `out`, into whatever lies there. Usually nothing complains, and the damage shows up later, far
+# from its cause. That is why the course's checks place a guard zone after every output and
+# report any write into it.
+#
+# ## Measure it: when does the GPU win?
+#
+# The experiment times `add_vectors` three ways for growing `n`: the kernel alone (data already on
+# the GPU), the kernel with the copies a one-off call needs (`x` and `y` in, `out` back), and
+# NumPy. On a GPU it runs your kernel; in CPU mode it shows what the course measured on an H200.
+
+# %%
+try:
+    rows = ag.experiments.copy_cost(add_vectors)
+    title = f"Vector add on this machine ({ag.backend.label})"
+except ag.timing.NeedsGPU as why:
+    print(why)
+    recorded = ag.experiments.recorded("h200_copy_cost")
+    rows, title = recorded["rows"], f"Measured by the course on {recorded['device']}"
+ag.experiments.plot_copy_cost(rows, title)
+plt.show()
+for r in rows:
+    print(f"n = {r['n']:>11,}  kernel {r['kernel_ms']:8.3f} ms  with copies {r['with_copies_ms']:8.3f} ms"
+          f"  NumPy {r['numpy_ms']:8.3f} ms")
+
+# %% [markdown]
+# Read the plot from left to right. For small `n` every GPU line is flat: each call costs tens of
+# microseconds whatever it does (Numba's launch from Python, then the copies' own fixed costs),
+# so the CPU wins by far. For large `n`, the kernel alone is hundreds of times faster than
+# NumPy, but **with the copies the GPU only about ties with one CPU core**: moving 12 bytes per
+# element over PCIe takes about as long as adding them on the CPU. On the course's H200, at
+# n = 2²⁸, the kernel took about 0.93 ms, the same call with copies about 355 ms, and NumPy about
+# 440 ms. A GPU pays off when data stays on it across many kernels, or when each byte feeds many
+# operations. Vector addition does one addition per 12 bytes; later chapters reach hundreds of
+# operations per byte.
+#
+# ## Exercise 2.2 · A grid-stride loop (3 points + 2 for speed)
+#
+# One thread per element ties the launch to the data size. A **grid-stride loop** decouples them:
+# each thread starts at its global index and steps by the total number of threads in the grid,
+# `cuda.gridsize(1)` (= `cuda.gridDim.x * cuda.blockDim.x`), until it passes the end:
+#
+# ```
+# thread t handles t, t + G, t + 2G, ...   where G = threads in the whole grid
+# ```
+#
+# Write `vector_add_grid_stride(x, y, out)`, computing `out[i] = x[i] + y[i]` for every `i`,
+# whatever grid it is launched with. Roughly 3 lines.
+#
+# **What the check does.** It launches your kernel with grids much *smaller* than the data (one
+# to three blocks of 32 to 256 threads), so only a loop covers everything. The speed test (on a
+# GPU) times your kernel against the course's reference kernel on 2²⁸ elements, with the same
+# launch (enough blocks to fill every multiprocessor), and against NumPy on this machine: you
+# need at least 80% of the reference's speed and 20× NumPy. In CPU mode it says it needs a GPU.
+
+# %% nbgrader={"grade": false, "grade_id": "grid_stride_solution", "locked": false, "schema_version": 3, "solution": true, "task": false}
+@cuda.jit
+def vector_add_grid_stride(x, y, out):
+    ### BEGIN SOLUTION
+    start, stride = cuda.grid(1), cuda.gridsize(1)
+    for i in range(start, out.size, stride):
+        out[i] = x[i] + y[i]
+    ### END SOLUTION
+
+
+# %% nbgrader={"grade": true, "grade_id": "grid_stride_test", "locked": true, "points": 3, "schema_version": 3, "solution": false, "task": false}
+ag.problems.ch02.vector_add_grid_stride.check(vector_add_grid_stride)
+### BEGIN HIDDEN TESTS
+ag.problems.ch02.vector_add_grid_stride.check_hidden(vector_add_grid_stride)
+### END HIDDEN TESTS
+
+# %% nbgrader={"grade": true, "grade_id": "grid_stride_speed", "locked": true, "points": 2, "schema_version": 3, "solution": false, "task": false}
+ag.problems.ch02.vector_add_grid_stride.check_speed(vector_add_grid_stride)
+
+# %% [markdown]
+# ## Predict, then explain
+#
+# Vector addition reads two float32 values and writes one: 12 bytes per element. A kernel like
+# this is **memory-bound**: its time is the bytes it moves divided by the bandwidth the memory
+# delivers. The speed test prints the bandwidth your kernel reached next to a device-to-device
+# copy of the same bytes, the practical ceiling. On the course's H200 a copy moved about
+# 3,400 GB/s, so 2²⁸ elements (3.2 GB) cannot take much less than 0.95 ms.
+#
+# Questions to answer for yourself (not graded here; chapter 5 grades a prediction like this):
+# 1. Your kernel reached some fraction of the copy bandwidth. What could the remaining gap be made
+#    of? (Think of the launch, the last partial wave of blocks, and reads versus writes.)
+# 2. Why is NumPy's `np.add` far below the CPU's memory bandwidth, and what would
+#    `numba.njit(parallel=True)` change?
+#
+# ## Going further
+# - PMPP ch. 2: §2.3–2.5 (vector addition, device memory, kernel functions and threading), §2.7
+#   (compilation); ch. 3 takes the same ideas to two-dimensional data.
+# - GPU MODE lecture 1 (how to profile CUDA kernels) and lecture 2 (recap of PMPP ch. 1–3).
+# - **On AMD (HIP):** the same notebook runs through numba-hip. Its "warps" (wavefronts) are
+#   64 threads wide, so prefer block sizes that are multiples of 64 there; everything in this
+#   chapter is otherwise the same.

@@ -1,0 +1,130 @@
+"""Helpers for the tests that drive nbgrader: temporary courses, CLI runs, grades, submissions.
+
+Every test works in a temporary copy of the course (nbgrader_config.py + chapter sources), so the
+repository's gradebook.db, course/ and solutions/ are never touched. nbgrader runs as a subprocess
+with cwd in that copy, the way an instructor runs it.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import nbformat
+
+REPO = Path(__file__).resolve().parents[1]
+FIXTURES = Path(__file__).resolve().parent / "fixtures"
+FIXTURE_CHAPTER = "ch00_fixture"
+
+sys.path.insert(0, str(REPO))
+from autograder import build as aag_build  # noqa: E402
+
+
+def real_chapters() -> list[str]:
+    return aag_build.chapters_in(REPO)
+
+
+def all_chapters() -> list[str]:
+    """The course's chapters plus the pure-Python fixture (fast, and independent of the course)."""
+    return real_chapters() + [FIXTURE_CHAPTER]
+
+
+def chapter_source_dir(chapter: str) -> Path:
+    if chapter == FIXTURE_CHAPTER:
+        return FIXTURES / chapter
+    return REPO / "source" / chapter
+
+
+def make_course(root: Path, chapters) -> Path:
+    """A course at ``root``: the repository's nbgrader_config.py and the chapters' text sources."""
+    root = Path(root)
+    (root / "source").mkdir(parents=True, exist_ok=True)
+    shutil.copy2(REPO / "nbgrader_config.py", root / "nbgrader_config.py")
+    for chapter in chapters:
+        shutil.copytree(chapter_source_dir(chapter), root / "source" / chapter,
+                        ignore=shutil.ignore_patterns("*.ipynb", "__pycache__", ".ipynb_checkpoints"))
+    return root
+
+
+def env(**extra) -> dict:
+    """Environment for nbgrader subprocesses: this package importable, this venv's tools first
+    (nbgrader's gradebook shells out to ``alembic``)."""
+    e = dict(os.environ)
+    e["PYTHONPATH"] = os.pathsep.join(filter(None, [str(REPO), e.get("PYTHONPATH")]))
+    e["PATH"] = os.pathsep.join([str(Path(sys.executable).parent), e.get("PATH", "")])
+    e.update({k: str(v) for k, v in extra.items()})
+    return e
+
+
+def nbgrader(root: Path, *args, check=True, timeout=900, environ=None, user_cmd=()):
+    """Run ``nbgrader ARGS`` in ``root``; fail the test with the log if it fails and ``check``."""
+    cmd = [*user_cmd, sys.executable, "-m", "nbgrader", *map(str, args)]
+    p = subprocess.run(cmd, cwd=root, env=environ or env(), capture_output=True, text=True,
+                       timeout=timeout)
+    if check and p.returncode != 0:
+        raise AssertionError(f"nbgrader {' '.join(map(str, args))} failed ({p.returncode}):\n"
+                             f"{p.stdout[-5000:]}\n{p.stderr[-8000:]}")
+    return p
+
+
+def read_nb(path: Path):
+    return nbformat.read(str(path), as_version=4)
+
+
+def write_nb(nb, path: Path) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    nbformat.write(nb, str(path))
+
+
+def grade_cells(nb) -> dict:
+    """grade_id -> points, for the test cells of a notebook."""
+    out = {}
+    for cell in nb.cells:
+        meta = cell.metadata.get("nbgrader", {})
+        if meta.get("grade") and cell.cell_type == "code":
+            out[meta["grade_id"]] = meta.get("points", 0)
+    return out
+
+
+def cell_by_id(nb, grade_id: str):
+    for cell in nb.cells:
+        if cell.metadata.get("nbgrader", {}).get("grade_id") == grade_id:
+            return cell
+    raise KeyError(grade_id)
+
+
+def grades(root: Path, chapter: str, student: str) -> dict:
+    """grade_id -> (score, max_score) for one student's autograded notebook, from the gradebook."""
+    from nbgrader.api import Gradebook
+
+    aag_build.ensure_tools_on_path()  # the gradebook calls `alembic`
+    with Gradebook(f"sqlite:///{Path(root) / 'gradebook.db'}") as gb:
+        nb = gb.find_submission_notebook(chapter, chapter, student)
+        return {g.name: (g.score, g.max_score) for g in nb.grades if g.cell_type == "code"}
+
+
+def submit(root: Path, chapter: str, student: str, nb) -> None:
+    """Place a submission where ``nbgrader collect`` would: submitted/<student>/<chapter>/."""
+    dest = Path(root) / "submitted" / student / chapter
+    write_nb(nb, dest / f"{chapter}.ipynb")
+    (dest / "timestamp.txt").write_text("2026-01-01 00:00:00.000000 UTC")
+
+
+def prepare(root: Path, chapter: str) -> None:
+    """Build the intermediate notebook, then release and solution as an instructor would."""
+    aag_build.convert_chapter(Path(root), chapter)
+    nbgrader(root, "generate_assignment", chapter, "--force")
+    nbgrader(root, "generate_solution", chapter, "--force")
+
+
+def mutate(nb, grade_id: str, old: str, new: str):
+    """A copy of ``nb`` with ``old`` replaced by ``new`` in one cell (which must contain it)."""
+    nb = nbformat.from_dict(json.loads(json.dumps(nb)))
+    cell = cell_by_id(nb, grade_id)
+    assert old in cell.source, f"{grade_id!r} no longer contains {old!r}: update the mutation"
+    cell.source = cell.source.replace(old, new, 1)
+    return nb

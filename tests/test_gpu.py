@@ -1,0 +1,77 @@
+"""GPU-only tests: timing, speed bars, hangs. Skipped with a reason where there is no NVIDIA GPU.
+
+Run on a GPU machine with `python -m pytest -m gpu tests` (scripts/gpu-check does it on the
+course's lent H200). The correctness catalogue in test_problems.py runs on the GPU as well.
+"""
+
+import os
+import subprocess
+import sys
+import textwrap
+
+import numpy as np
+import pytest
+
+import autograder as ag
+from autograder import timing
+from autograder.checks import CheckFailed
+
+from submissions import grid_stride_chunked, grid_stride_ok
+
+pytestmark = pytest.mark.gpu
+
+
+def test_copy_ceiling_is_plausible():
+    """Is the copy ceiling a real bandwidth (above PCIe, below 10 TB/s)?"""
+    s = timing.copy_ceiling(1 << 30)
+    assert 100 < s.gbps < 10_000, s
+
+
+def test_event_timing_tracks_work():
+    """Does the harness time 4x the work as clearly more than 1x the work?"""
+    from numba import cuda
+    ref = ag.problems.ch02.reference_grid_stride()
+    small = [cuda.device_array(1 << 24, np.float32) for _ in range(3)]
+    big = [cuda.device_array(1 << 26, np.float32) for _ in range(3)]
+    t_small = timing.time_gpu("small", lambda i: ref[264, 256](*small), repeats=20)
+    t_big = timing.time_gpu("big", lambda i: ref[264, 256](*big), repeats=20)
+    assert t_big.median_ms > 2.5 * t_small.median_ms
+
+
+def test_reference_speed_passes():
+    """Does the reference grid-stride kernel pass its own speed test?"""
+    ag.problems.ch02.vector_add_grid_stride.check_speed(grid_stride_ok)
+
+
+def test_uncoalesced_kernel_fails_speed():
+    """Does a correct but uncoalesced kernel (a contiguous chunk per thread) fail the speed bar?"""
+    with pytest.raises(CheckFailed):
+        ag.problems.ch02.vector_add_grid_stride.check_speed(grid_stride_chunked)
+
+
+def test_hang_costs_one_timeout():
+    """Does a kernel that never ends fail its check after the time limit, and the next check at once?"""
+    code = textwrap.dedent("""
+        import time, os
+        os.environ["AAG_CHECK_TIMEOUT"] = "5"
+        import autograder as ag
+        from numba import cuda
+        @cuda.jit
+        def forever(x, y, out):
+            i = cuda.grid(1)
+            while i < out.size:
+                out[i] = x[i] + y[i]
+        p = ag.problems.ch02.vector_add_grid_stride
+        for attempt in (1, 2):
+            t = time.time()
+            try:
+                p.check(forever)
+                print("PASSED")
+            except ag.CheckFailed as e:
+                print("FAILED", attempt, round(time.time() - t, 1), str(e).splitlines()[1])
+        os._exit(0)
+    """)
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    lines = [l for l in proc.stdout.splitlines() if l.startswith(("FAILED", "PASSED"))]
+    assert len(lines) == 2 and all(l.startswith("FAILED") for l in lines), proc.stdout + proc.stderr
+    assert float(lines[0].split()[2]) >= 4.5 and float(lines[1].split()[2]) < 1.0, lines

@@ -1,0 +1,158 @@
+"""The instructor's pipeline on a real chapter: release -> submissions -> autograde -> feedback.
+
+In a temporary copy of the course (so the repository's gradebook is untouched), nbgrader runs as
+the instructor runs it, with the repository's nbgrader_config.py. The submissions are the chapter's
+solution, the untouched release, and the solution broken in the ways learners break it (made by
+replacing text in one cell); grades are read per test cell from the gradebook.
+"""
+
+from __future__ import annotations
+
+import time
+
+import pytest
+
+import nbgrader_helpers as h
+
+pytestmark = pytest.mark.slow
+
+CHAPTER = "ch02_data_parallel"
+# A kernel that never returns stops a cell after this long (nbgrader's Execute timeout, lowered
+# from the course's 300 s so the test is quick), and a hung case inside a check after CHECK_LIMIT.
+TIMEOUT = 25
+CHECK_LIMIT = 8
+SPEED_CELLS = {"grid_stride_speed"}
+
+# student -> (cell, text in the solution, replacement, the test cells it must break)
+WRONG = {
+    "off_by_one": ("vector_add_solution", "if i < out.size:", "if i <= out.size:", {"vector_add_test"}),
+    "grid_too_small": ("vector_add_solution", "blocks = (out.size + threads - 1) // threads",
+                       "blocks = out.size // threads", {"vector_add_test"}),
+    "no_bounds_check": ("vector_add_solution", "    if i < out.size:\n        out[i] = x[i] + y[i]",
+                        "    out[i] = x[i] + y[i]", {"vector_add_test"}),
+    "syntax_error": ("grid_stride_solution", "for i in range(start, out.size, stride):",
+                     "for i in range(start, out.size, stride)", {"grid_stride_test"}),
+    "kernel_raises": ("grid_stride_solution", "        out[i] = x[i] + y[i]",
+                      "        out[i] = x[i] + y[i]\n        raise ValueError('this kernel raises')",
+                      {"grid_stride_test"}),
+    # Every launch spins forever: first in the cell where the learner tries the kernel by hand (not
+    # a test cell: only nbgrader's timeout can stop it), then inside the check (its own limit).
+    "endless_loop": ("vector_add_solution", "    if i < out.size:",
+                     "    while out.size > 0:\n        pass\n    if i < out.size:", {"vector_add_test"}),
+}
+
+
+def _grading_env():
+    return h.env(AAG_CHECK_TIMEOUT=CHECK_LIMIT, AAG_SPEED_WITHOUT_GPU="zero")
+
+
+@pytest.fixture(scope="module")
+def course(tmp_path_factory):
+    if CHAPTER not in h.real_chapters():
+        pytest.skip(f"{CHAPTER} is not in source/ yet")
+    root = h.make_course(tmp_path_factory.mktemp("roundtrip"), [CHAPTER])
+    h.prepare(root, CHAPTER)
+    release = h.read_nb(root / "course" / CHAPTER / f"{CHAPTER}.ipynb")
+    solution = h.read_nb(root / "solutions" / CHAPTER / f"{CHAPTER}.ipynb")
+    return root, release, solution
+
+
+@pytest.fixture(scope="module")
+def graded(course):
+    """The solution, the blank release and a solution without a test cell, in one autograde run."""
+    root, release, solution = course
+    h.submit(root, CHAPTER, "sol", solution)
+    h.submit(root, CHAPTER, "blank", release)
+    deleted = h.mutate(solution, "vector_add_solution", "", "")  # a copy
+    deleted.cells = [c for c in deleted.cells if c.get("id") != "grid_stride_test"]
+    h.submit(root, CHAPTER, "deleter", deleted)
+    start = time.monotonic()
+    h.nbgrader(root, "autograde", CHAPTER, "--force", f"--Execute.timeout={TIMEOUT}",
+               environ=_grading_env())
+    return root, (time.monotonic() - start) / 3
+
+
+@pytest.fixture(scope="module")
+def graded_wrong(course, graded):
+    """All the broken submissions, in one autograde run."""
+    root, _, solution = course
+    for student, (cell, old, new, _) in WRONG.items():
+        h.submit(root, CHAPTER, student, h.mutate(solution, cell, old, new))
+    start = time.monotonic()
+    h.nbgrader(root, "autograde", CHAPTER, "--force", f"--Execute.timeout={TIMEOUT}",
+               environ=_grading_env())
+    return root, time.monotonic() - start
+
+
+def test_solution_scores_full_marks_on_every_correctness_cell(course, graded):
+    """Does the chapter's own solution get full marks on every correctness test cell?"""
+    root, release, _ = course
+    scores = h.grades(root, CHAPTER, "sol")
+    expected = h.grade_cells(release)
+    assert set(scores) == set(expected)
+    for cell, (score, max_score) in scores.items():
+        assert max_score == expected[cell]
+        if cell in SPEED_CELLS:
+            # Graded without a GPU and AAG_SPEED_WITHOUT_GPU=zero: a speed cell is worth nothing.
+            import autograder as ag
+            if not ag.backend.is_gpu:
+                assert score == 0, cell
+        else:
+            assert score == max_score, f"{cell}: {score}/{max_score}"
+
+
+def test_untouched_release_scores_zero_everywhere(graded):
+    """Does the blank release score zero on every test cell?"""
+    root, _ = graded
+    scores = h.grades(root, CHAPTER, "blank")
+    assert scores and all(score == 0 for score, _ in scores.values()), scores
+
+
+def test_deleted_test_cell_is_restored_and_graded(course, graded):
+    """Is a test cell the learner deleted put back at autograde and run?"""
+    root, _, _ = course
+    scores = h.grades(root, CHAPTER, "deleter")
+    assert scores["grid_stride_test"] == (3, 3)
+    autograded = h.read_nb(root / "autograded" / "deleter" / CHAPTER / f"{CHAPTER}.ipynb")
+    h.cell_by_id(autograded, "grid_stride_test")  # present again
+
+
+@pytest.mark.parametrize("student", sorted(WRONG))
+def test_wrong_submission_loses_exactly_the_broken_exercise(course, graded_wrong, student):
+    """Does each broken submission lose exactly the points of the exercise it breaks, keep the rest?"""
+    root, _ = graded_wrong
+    reference = h.grades(root, CHAPTER, "sol")
+    scores = h.grades(root, CHAPTER, student)
+    broken = WRONG[student][3]
+    for cell, (score, max_score) in scores.items():
+        if cell in broken:
+            assert score == 0, f"{student}: {cell} should score 0, got {score}"
+        else:
+            assert score == reference[cell][0], f"{student}: {cell} got {score}, solution {reference[cell]}"
+
+
+def test_endless_loop_costs_about_one_timeout_with_a_clear_message(course, graded, graded_wrong):
+    """Does an endless loop cost about one timeout, and does the cell say why it was stopped?"""
+    root, per_student = graded
+    _, elapsed = graded_wrong
+    # Six submissions at the pace of a correct one, plus the hang: one cell timeout and one check
+    # limit. Without the guard, each later cell would wait out its own timeout (or the whole
+    # submission would fail to grade).
+    assert elapsed < len(WRONG) * per_student * 1.5 + TIMEOUT + 2 * CHECK_LIMIT + 20, elapsed
+    nb = h.read_nb(root / "autograded" / "endless_loop" / CHAPTER / f"{CHAPTER}.ipynb")
+    messages = [o.get("evalue", "") for c in nb.cells if c.cell_type == "code"
+                for o in c.outputs if o.output_type == "error"]
+    assert any(f"ran past {TIMEOUT} s and was stopped: an endless loop?" in m for m in messages), messages
+
+
+def test_feedback_shows_no_hidden_test_code(course, graded, graded_wrong):
+    """Does the feedback HTML of passing and failing submissions hide the hidden tests' code?"""
+    root, _, _ = course
+    h.nbgrader(root, "generate_feedback", CHAPTER, "--force", environ=_grading_env())
+    for student in ("sol", "blank", "off_by_one", "kernel_raises"):
+        html = (root / "feedback" / student / CHAPTER / f"{CHAPTER}.html").read_text()
+        assert "check_hidden" not in html, student
+        assert "BEGIN HIDDEN TESTS" not in html, student
+        assert "hidden tests ran here; their code is not shown" in html, student
+        # The visible checks are still shown.
+        assert "vector_add.check" in html, student

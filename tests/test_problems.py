@@ -1,0 +1,71 @@
+"""Do the checks pass every correct submission and fail every wrong one, with a useful message?"""
+
+import numpy as np
+import pytest
+
+import autograder as ag
+from autograder.checks import CheckFailed
+
+from submissions import CASES
+
+
+def _verdict(problem, fn):
+    """Visible check first, then the hidden one; return the failure text or None."""
+    try:
+        problem.check(fn)
+        problem.check_hidden(fn)
+    except CheckFailed as failure:
+        return str(failure)
+    return None
+
+
+@pytest.mark.parametrize("name", sorted(CASES))
+def test_submission_verdict(name):
+    """Is each catalogued submission judged as it should be (pass, or fail for the right reason)?"""
+    problem, fn, expected = CASES[name]
+    failure = _verdict(problem, fn)
+    if expected is None:
+        assert failure is None, failure
+    else:
+        assert failure is not None, f"{name} passed but is wrong"
+        if not ag.backend.is_gpu:
+            assert expected in failure, failure
+
+
+def test_visible_only_passes_visible_but_not_hidden():
+    """Does special-casing the visible sizes pass the visible check yet fail the hidden one?"""
+    problem, fn, _ = CASES["add_vectors_visible_only"]
+    problem.check(fn)
+    with pytest.raises(CheckFailed):
+        problem.check_hidden(fn)
+
+
+def test_hidden_cases_depend_on_secret(monkeypatch):
+    """Do hidden inputs change with the instructor's secret seed, while visible ones stay fixed?"""
+    p = ag.problems.ch02.vector_add
+    monkeypatch.setenv("AAG_SECRET_SEED", "one")
+    a_hidden, a_visible = p.cases(hidden=True), p.cases()
+    monkeypatch.setenv("AAG_SECRET_SEED", "two")
+    b_hidden, b_visible = p.cases(hidden=True), p.cases()
+    assert [c.size for c in a_hidden] != [c.size for c in b_hidden] or not np.array_equal(
+        a_hidden[0].inputs["x"], b_hidden[0].inputs["x"])
+    assert np.array_equal(a_visible[0].inputs["x"], b_visible[0].inputs["x"])
+
+
+def test_sizes_are_not_block_multiples():
+    """Is every visible and hidden size of a kernel exercise off the common block sizes?"""
+    for p in ag.problems.ALL.values():
+        if not p.on_device:
+            continue
+        for c in p.cases() + p.cases(hidden=True):
+            if c.size > 1:
+                assert c.size % 32 != 0 or c.size % 128 != 0, (p.name, c.size)
+
+
+def test_check_failure_names_size_and_element():
+    """Does a wrong-value verdict say which size, which element, expected and got?"""
+    problem, fn, _ = CASES["saxpy_wrong_order"]
+    with pytest.raises(CheckFailed) as info:
+        problem.check(fn)
+    text = str(info.value)
+    assert "n = " in text and "expected" in text and "got" in text and "`out`[" in text
