@@ -98,6 +98,8 @@ def describe_exception(error: str, kind: str | None) -> str:
     if kind == "cuda" and "ILLEGAL_ADDRESS" in error.upper():
         return ("the kernel touched memory outside an array (a missing bounds check?). The GPU's "
                 "context is now unusable: restart the Python kernel before running more GPU code.")
+    if "NotImplementedError" in error:
+        return "replace `raise NotImplementedError()` in the exercise cell with your code."
     if "TypingError" in error or "NumbaError" in error:
         return "Numba could not compile the kernel: read the first lines of the error above."
     if kind == "crash":
@@ -155,8 +157,9 @@ def _compare_array(problem, case, name, exp, got, tol) -> Verdict | None:
             return Verdict(problem, False, case,
                            f"the last {k} of {n} elements of `{name}` were never written "
                            f"(first: index {first_u})",
-                           "the grid has fewer threads than elements: blocks = ceil(n / threads) "
-                           "= (n + threads - 1) // threads, or loop with a grid stride.")
+                           "either the grid has fewer threads than elements (blocks = "
+                           "ceil(n / threads) = (n + threads - 1) // threads, or loop with a grid "
+                           "stride), or the bounds check stops short (`i < n`, not `i < n - 1`).")
         return Verdict(problem, False, case,
                        f"{k} of {n} elements of `{name}` were never written; the first is "
                        f"`{name}`[{_index(first_u, exp.shape)}]",

@@ -20,8 +20,11 @@ def banner() -> None:
 
 def _show_check_failure(shell, etype, value, tb, tb_offset=None):
     # A failed check is a verdict, not a crash: show the verdict without a Python traceback.
-    # IPython still reports an error to the client, so nbgrader marks the test cell as failed.
-    return [f"\x1b[0;31m{etype.__name__}\x1b[0m: {value}"]
+    # IPython ignores what a custom handler returns (9.x), so the handler must display the error
+    # itself; it goes out as an "error" output, which is what makes nbgrader fail the test cell.
+    stb = [f"\x1b[0;31m{etype.__name__}\x1b[0m: {value}"]
+    shell._showtraceback(etype, value, stb)
+    return stb
 
 
 def run_isolated(code: str, timeout: float = 300.0) -> int:

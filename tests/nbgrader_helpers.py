@@ -128,3 +128,35 @@ def mutate(nb, grade_id: str, old: str, new: str):
     assert old in cell.source, f"{grade_id!r} no longer contains {old!r}: update the mutation"
     cell.source = cell.source.replace(old, new, 1)
     return nb
+
+
+def once(tmp_path_factory, key: str, make):
+    """Run ``make(directory)`` once per test session, even under pytest-xdist, and share its result.
+
+    Module fixtures run once per xdist worker: with ``-n 2``, each expensive autograde run would
+    happen twice. The first worker to get here runs it in a directory shared by all workers (the
+    parent of the per-worker temp roots); the others wait on the lock and reuse what it saved.
+    ``make`` returns something JSON-serialisable.
+    """
+    import fcntl
+
+    shared = tmp_path_factory.getbasetemp()
+    if os.environ.get("PYTEST_XDIST_WORKER"):
+        shared = shared.parent
+    directory = shared / key
+    done = shared / f"{key}.json"
+    with open(shared / f"{key}.lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        if done.exists():
+            result = json.loads(done.read_text())
+            if "error" in result:
+                raise AssertionError(f"{key} failed in another worker:\n{result['error']}")
+            return result["value"]
+        directory.mkdir(parents=True, exist_ok=True)
+        try:
+            value = make(directory)
+        except BaseException as e:
+            done.write_text(json.dumps({"error": f"{type(e).__name__}: {e}"}))
+            raise
+        done.write_text(json.dumps({"value": value}))
+        return value

@@ -23,7 +23,8 @@ def run_aag(*args, backend="cpu", timeout=300):
 @pytest.fixture(scope="module")
 def text_report():
     proc = run_aag("doctor")
-    assert proc.returncode == 0, proc.stdout + proc.stderr
+    # 1 means the doctor found a problem with this machine (judged in the JSON test below).
+    assert proc.returncode in (0, 1) and proc.stderr == "", proc.stdout + proc.stderr
     return proc.stdout
 
 
@@ -32,7 +33,7 @@ def test_text_report_has_its_sections_and_a_summary(text_report):
                     "Will not work here"):
         assert f"\n{section}\n" in text_report
     last = text_report.strip().splitlines()[-1]
-    assert last.startswith(("✓", "!", "+")) and "CPU mode" in last
+    assert last.startswith(("✓", "!", "✗", "+", "x"))
 
 
 def test_text_report_names_backend_override_and_versions(text_report):
@@ -45,9 +46,10 @@ def test_text_report_names_backend_override_and_versions(text_report):
 
 def test_json_report_parses_and_agrees_with_the_machine():
     proc = run_aag("doctor", "--json", "--no-ptx")
-    assert proc.returncode == 0, proc.stderr
     report = json.loads(proc.stdout)
-    assert report["ok"] is True
+    # The environment the tests run in is the course's own: the doctor must find nothing wrong.
+    failures = [c["text"] for c in report["checks"] if c["status"] == "fail"]
+    assert proc.returncode == 0 and report["ok"] is True, failures
     assert report["backend"]["name"] == "cpu" and report["backend"]["override"] == "cpu"
     assert report["backend"]["env_var"] == "AAG_BACKEND"
     assert report["packages"]["numpy"] == metadata.version("numpy")

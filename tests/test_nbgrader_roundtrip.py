@@ -8,7 +8,10 @@ replacing text in one cell); grades are read per test cell from the gradebook.
 
 from __future__ import annotations
 
+import re
 import time
+from html import unescape
+from pathlib import Path
 
 import pytest
 
@@ -50,38 +53,51 @@ def _grading_env():
 def course(tmp_path_factory):
     if CHAPTER not in h.real_chapters():
         pytest.skip(f"{CHAPTER} is not in source/ yet")
-    root = h.make_course(tmp_path_factory.mktemp("roundtrip"), [CHAPTER])
-    h.prepare(root, CHAPTER)
+
+    def make(directory):
+        h.make_course(directory, [CHAPTER])
+        h.prepare(directory, CHAPTER)
+        return str(directory)
+
+    root = Path(h.once(tmp_path_factory, "roundtrip-course", make))
     release = h.read_nb(root / "course" / CHAPTER / f"{CHAPTER}.ipynb")
     solution = h.read_nb(root / "solutions" / CHAPTER / f"{CHAPTER}.ipynb")
     return root, release, solution
 
 
 @pytest.fixture(scope="module")
-def graded(course):
+def graded(tmp_path_factory, course):
     """The solution, the blank release and a solution without a test cell, in one autograde run."""
     root, release, solution = course
-    h.submit(root, CHAPTER, "sol", solution)
-    h.submit(root, CHAPTER, "blank", release)
-    deleted = h.mutate(solution, "vector_add_solution", "", "")  # a copy
-    deleted.cells = [c for c in deleted.cells if c.get("id") != "grid_stride_test"]
-    h.submit(root, CHAPTER, "deleter", deleted)
-    start = time.monotonic()
-    h.nbgrader(root, "autograde", CHAPTER, "--force", f"--Execute.timeout={TIMEOUT}",
-               environ=_grading_env())
-    return root, (time.monotonic() - start) / 3
+
+    def make(_):
+        h.submit(root, CHAPTER, "sol", solution)
+        h.submit(root, CHAPTER, "blank", release)
+        deleted = h.mutate(solution, "vector_add_solution", "", "")  # a copy
+        deleted.cells = [c for c in deleted.cells if c.get("id") != "grid_stride_test"]
+        h.submit(root, CHAPTER, "deleter", deleted)
+        start = time.monotonic()
+        h.nbgrader(root, "autograde", CHAPTER, "--force", f"--Execute.timeout={TIMEOUT}",
+                   environ=_grading_env())
+        return (time.monotonic() - start) / 3
+
+    return root, h.once(tmp_path_factory, "roundtrip-graded", make)
 
 
 @pytest.fixture(scope="module")
-def graded_wrong(course, graded):
+def graded_wrong(tmp_path_factory, course, graded):
     """All the broken submissions, in one autograde run."""
     root, _, solution = course
-    for student, (cell, old, new, _) in WRONG.items():
-        h.submit(root, CHAPTER, student, h.mutate(solution, cell, old, new))
-    start = time.monotonic()
-    h.nbgrader(root, "autograde", CHAPTER, "--force", f"--Execute.timeout={TIMEOUT}",
-               environ=_grading_env())
-    return root, time.monotonic() - start
+
+    def make(_):
+        for student, (cell, old, new, _) in WRONG.items():
+            h.submit(root, CHAPTER, student, h.mutate(solution, cell, old, new))
+        start = time.monotonic()
+        h.nbgrader(root, "autograde", CHAPTER, "--force", f"--Execute.timeout={TIMEOUT}",
+                   environ=_grading_env())
+        return time.monotonic() - start
+
+    return root, h.once(tmp_path_factory, "roundtrip-wrong", make)
 
 
 def test_solution_scores_full_marks_on_every_correctness_cell(course, graded):
@@ -150,9 +166,14 @@ def test_feedback_shows_no_hidden_test_code(course, graded, graded_wrong):
     root, _, _ = course
     h.nbgrader(root, "generate_feedback", CHAPTER, "--force", environ=_grading_env())
     for student in ("sol", "blank", "off_by_one", "kernel_raises"):
+        # The autograded notebook feedback is made from holds the hidden tests (and, when a check
+        # failed, a traceback quoting them) ...
+        graded_nb = (root / "autograded" / student / CHAPTER / f"{CHAPTER}.ipynb").read_text()
+        assert "check_hidden" in graded_nb, student
+        # ... the learner's HTML must not: compare its text, as a browser shows it.
         html = (root / "feedback" / student / CHAPTER / f"{CHAPTER}.html").read_text()
-        assert "check_hidden" not in html, student
-        assert "BEGIN HIDDEN TESTS" not in html, student
-        assert "hidden tests ran here; their code is not shown" in html, student
-        # The visible checks are still shown.
-        assert "vector_add.check" in html, student
+        shown = unescape(re.sub(r"<[^>]+>", "", html))
+        assert "check_hidden" not in shown, student
+        assert "BEGIN HIDDEN TESTS" not in shown, student
+        assert "# (hidden tests ran here; their code is not shown)" in shown, student
+        assert "ag.problems.ch02.vector_add.check(add_vectors)" in shown, student

@@ -91,7 +91,7 @@ left.invert_yaxis()
 left.set_xlabel("count")
 left.set_title("How much runs at once")
 
-bandwidth = [(f"NumPy add, 1 core\n(measured: your machine)", cpu_add.gbps, CPU, ""),
+bandwidth = [("NumPy add, 1 core\n(measured: your machine)", cpu_add.gbps, CPU, ""),
              ("NumPy add, 1 core\n(measured: our H200 machine)", 10, CPU, ""),
              ("H200 device-to-device copy\n(measured: our H200 machine)", 4142, GPU, ""),
              ("H200 HBM3e memory\n(datasheet)", 4800, GPU, "//")]
@@ -285,6 +285,11 @@ draw_grid(10, 4)
 # threads; on a GPU also `n = 100,003`). The hidden tests use `n = 33, 1000` and random sizes, with
 # block sizes drawn from 32, 64, 96, 128, 160 and 256, some of which are not powers of two. On a
 # GPU, elements past the end of each array are watched too: a write there fails the check.
+#
+# Until you replace `raise NotImplementedError()`, the check fails: in CPU mode it names the
+# exception; on a GPU, Numba reports an exception raised in a kernel only when the kernel is
+# compiled with `debug=True`, otherwise the thread just stops, so the check says nothing was
+# written.
 
 # %% nbgrader={"grade": false, "grade_id": "thread_ids_solution", "locked": false, "schema_version": 3, "solution": true, "task": false}
 @cuda.jit
@@ -442,7 +447,7 @@ ag.problems.ch01.saxpy.check_hidden(saxpy)
 
 # %% [markdown]
 # Your kernel next to NumPy on a small example, and the largest difference in units of the
-# allowed error (anything up to 1 passes):
+# allowed error (anything up to 1 passes). `out` starts as NaN, as in the check.
 
 # %%
 n, threads = 1000, 128
@@ -451,9 +456,10 @@ rng = np.random.default_rng(1)
 a = np.float32(2.5)
 x = rng.uniform(-1, 1, n).astype(np.float32)
 y = rng.uniform(-1, 1, n).astype(np.float32)
-d_out = cuda.device_array(n, np.float32)
+d_out = cuda.to_device(np.full(n, np.nan, np.float32))
 saxpy[blocks, threads](a, cuda.to_device(x), cuda.to_device(y), d_out)
 out = d_out.copy_to_host()
+print(f"elements never written: {np.isnan(out).sum()} of {n}")
 exact = np.float64(a) * x.astype(np.float64) + y
 bound = 2 * 2.0**-24 / (1 - 2 * 2.0**-24) * (np.abs(np.float64(a) * x) + np.abs(y))
 bound += np.finfo(np.float32).tiny

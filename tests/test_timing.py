@@ -1,0 +1,51 @@
+"""Does the timing harness refuse to time the simulator, and cache CPU baselines per machine?"""
+
+import pytest
+
+import autograder as ag
+from autograder import timing
+
+
+@pytest.mark.skipif(ag.backend.is_gpu, reason="checks CPU-mode behaviour")
+def test_gpu_timing_refuses_in_cpu_mode():
+    """Does asking for GPU timing in CPU mode raise NeedsGPU with the reason, not a fake number?"""
+    with pytest.raises(timing.NeedsGPU, match="needs a GPU"):
+        timing.time_gpu("x", lambda i: None)
+
+
+@pytest.mark.skipif(ag.backend.is_gpu, reason="checks CPU-mode behaviour")
+def test_speed_cell_worth_follows_instructor_setting(monkeypatch, capsys):
+    """Does a speed cell in CPU mode pass with a note by default and fail when set to 'zero'?"""
+    from submissions import grid_stride_ok
+    p = ag.problems.ch02.vector_add_grid_stride
+    monkeypatch.delenv("AAG_SPEED_WITHOUT_GPU", raising=False)
+    p.check_speed(grid_stride_ok)
+    assert "needs a GPU" in capsys.readouterr().out
+    monkeypatch.setenv("AAG_SPEED_WITHOUT_GPU", "zero")
+    with pytest.raises(ag.CheckFailed, match="needs a GPU"):
+        p.check_speed(grid_stride_ok)
+
+
+def test_cpu_baseline_is_cached(tmp_path, monkeypatch):
+    """Is a CPU baseline measured once per machine and then read back, not re-run?"""
+    monkeypatch.setenv("AAG_CACHE_DIR", str(tmp_path))
+    calls = []
+    first = timing.time_cpu("t", lambda: calls.append(1), repeats=3, cache_key="unit-test|1")
+    assert len(calls) == 4  # one warm-up and three timed
+    second = timing.time_cpu("t", lambda: calls.append(1), repeats=3, cache_key="unit-test|1")
+    assert len(calls) == 4 and second.median_ms == first.median_ms
+    timing.time_cpu("t", lambda: calls.append(1), repeats=3, cache_key="unit-test|2")
+    assert len(calls) == 8
+
+
+def test_speed_bars_can_be_recalibrated(tmp_path, monkeypatch):
+    """Does an instructor's speed_bars.json replace the shipped bar for that problem only?"""
+    p = ag.problems.ch02.vector_add_grid_stride
+    path = tmp_path / "bars.json"
+    path.write_text('{"vector_add_grid_stride": {"min_fraction_of_reference": 0.5, '
+                    '"baseline": "parallel", "min_speedup": 3.0}}')
+    monkeypatch.setenv("AAG_SPEED_BARS", str(path))
+    bar = timing.speed_bar(p)
+    assert (bar.min_fraction_of_reference, bar.baseline, bar.min_speedup) == (0.5, "parallel", 3.0)
+    monkeypatch.delenv("AAG_SPEED_BARS")
+    assert timing.speed_bar(p) == p.speed
