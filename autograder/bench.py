@@ -98,11 +98,6 @@ def bench_vector_add(n: int, repeats: int) -> dict:
         cout = cp.asarray(out)
         rows.append(timing.time_gpu("CuPy cp.add", lambda i: cp.add(*cx[i], out=cout), pool,
                                     repeats=repeats, nbytes=nbytes))
-        src = cp.empty(n * 3 // 2, dtype=cp.float32)
-        dst = cp.empty_like(src)
-        rows.append(timing.time_gpu("CuPy copy (cp.copyto), same bytes",
-                                    lambda i: cp.copyto(dst, src), repeats=repeats,
-                                    nbytes=12 * n))
     except ImportError:
         pass
     baselines = timing.cpu_baselines(ch02.vector_add_grid_stride, n)

@@ -108,13 +108,35 @@ def test_solution_scores_full_marks_on_every_correctness_cell(course, graded):
     assert set(scores) == set(expected)
     for cell, (score, max_score) in scores.items():
         assert max_score == expected[cell]
-        if cell in SPEED_CELLS:
-            # Graded without a GPU and AAG_SPEED_WITHOUT_GPU=zero: a speed cell is worth nothing.
-            import autograder as ag
-            if not ag.backend.is_gpu:
-                assert score == 0, cell
-        else:
-            assert score == max_score, f"{cell}: {score}/{max_score}"
+        _assert_full_marks(cell, score, max_score)
+
+
+def _assert_full_marks(cell, score, max_score):
+    import autograder as ag
+    if cell in SPEED_CELLS and not ag.backend.is_gpu:
+        # Graded without a GPU and AAG_SPEED_WITHOUT_GPU=zero: a speed cell is worth nothing.
+        assert score == 0, cell
+    else:
+        # On a GPU this includes the speed cells: the reference solution must clear its own bar.
+        assert score == max_score, f"{cell}: {score}/{max_score}"
+
+
+@pytest.mark.parametrize("chapter", [c for c in h.real_chapters() if c != CHAPTER])
+def test_every_other_chapter_solution_scores_full_marks(tmp_path, chapter):
+    """Does every other chapter's solution get full marks at autograde (and its release zero)?"""
+    h.make_course(tmp_path, [chapter])
+    h.prepare(tmp_path, chapter)
+    solution = h.read_nb(tmp_path / "solutions" / chapter / f"{chapter}.ipynb")
+    release = h.read_nb(tmp_path / "course" / chapter / f"{chapter}.ipynb")
+    h.submit(tmp_path, chapter, "sol", solution)
+    h.submit(tmp_path, chapter, "blank", release)
+    h.nbgrader(tmp_path, "autograde", chapter, "--force", environ=_grading_env())
+    scores = h.grades(tmp_path, chapter, "sol")
+    assert set(scores) == set(h.grade_cells(release))
+    for cell, (score, max_score) in scores.items():
+        _assert_full_marks(cell, score, max_score)
+    blank = h.grades(tmp_path, chapter, "blank")
+    assert blank and all(score == 0 for score, _ in blank.values()), blank
 
 
 def test_untouched_release_scores_zero_everywhere(graded):

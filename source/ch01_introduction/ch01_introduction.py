@@ -92,8 +92,8 @@ left.set_xlabel("count")
 left.set_title("How much runs at once")
 
 bandwidth = [("NumPy add, 1 core\n(measured: your machine)", cpu_add.gbps, CPU, ""),
-             ("NumPy add, 1 core\n(measured: our H200 machine)", 10, CPU, ""),
-             ("H200 device-to-device copy\n(measured: our H200 machine)", 4142, GPU, ""),
+             ("NumPy add, 1 core\n(measured: our H200 machine)", 8.2, CPU, ""),
+             ("H200 device-to-device copy\n(measured: our H200 machine)", 4170, GPU, ""),
              ("H200 HBM3e memory\n(datasheet)", 4800, GPU, "//")]
 for k, (label, value, color, hatch) in enumerate(bandwidth):
     right.barh(k, value, color=color, hatch=hatch, edgecolor="white" if hatch else None)
@@ -112,7 +112,7 @@ plt.show()
 # An SM (*streaming multiprocessor*) is the GPU's unit of execution, closer to a CPU core than a
 # single lane is: each H200 SM runs 128 float32 lanes and keeps up to 2048 threads resident so it
 # always has some whose data is ready. The right panel is the one that matters for this chapter's
-# kernels: a GPU's memory moves data about **400 times faster** than one CPU core running NumPy.
+# kernels: a GPU's memory moves data about **500 times faster** than one CPU core running NumPy.
 # A kernel that only streams data (like the SAXPY you will write) can go that much faster, but only
 # for the part of the program it replaces. How much that is worth for the whole program is the
 # next question.
