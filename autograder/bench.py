@@ -186,7 +186,7 @@ def calibrate(argv=None) -> int:
     for problem in ALL.values():
         if not problem.speed:
             continue
-        report = measure(problem, problem.reference)
+        report = measure(problem, problem.reference_kernel())
         base = next(b for b in report.baselines
                     if b.label == problem.baselines[problem.speed.baseline].label)
         speedup = base.median_ms / report.reference.median_ms

@@ -101,7 +101,7 @@ class Problem:
                  blocks_for: Callable[[int, int], int] | None = None,
                  bytes_moved: Callable[[int], int] | None = None,
                  flops: Callable[[int], int] | None = None,
-                 reference: Callable | None = None,
+                 reference: Callable[[], Callable] | None = None,
                  baselines: dict[str, Baseline] | None = None,
                  vendor: Callable | None = None, vendor_label: str = "",
                  speed: SpeedBar | None = None):
@@ -123,6 +123,10 @@ class Problem:
         self.baselines = baselines or {}
         self.vendor, self.vendor_label = vendor, vendor_label
         self.speed = speed
+
+    def reference_kernel(self) -> Callable:
+        """The course's reference kernel, compiled on first use (``reference`` is its factory)."""
+        return self.reference()
 
     def __repr__(self) -> str:
         return f"<Problem {self.name}: {self.title}>"

@@ -309,7 +309,7 @@ def measure(problem, kernel_or_launcher, repeats: int = 30) -> SpeedReport:
     yours = time_gpu("yours", runner(kernel_or_launcher), pool, repeats=repeats, nbytes=nbytes,
                      flops=flops)
     _verify_speed_run(problem, kernel_or_launcher, case)
-    reference = time_gpu("course reference", runner(problem.reference), pool, repeats=repeats,
+    reference = time_gpu("course reference", runner(problem.reference_kernel()), pool, repeats=repeats,
                          nbytes=nbytes, flops=flops)
     ceiling = copy_ceiling(nbytes)
     baselines = cpu_baselines(problem, n)
