@@ -23,7 +23,7 @@ from nbgrader.preprocessors import (
     SaveAutoGrades,
 )
 
-from autograder.nbgrader_ext import ExecuteGuarded, HideHiddenTests
+from autograder.nbgrader_ext import ExecuteGuarded, HideHiddenTests, JudgeSubmission
 
 c = get_config()  # noqa: F821 (provided by traitlets when it loads this file)
 
@@ -39,7 +39,8 @@ os.environ["NUMBA_CUDA_WARN_ON_IMPLICIT_COPY"] = "0"
 os.environ.setdefault("AAG_SPEED_WITHOUT_GPU", "zero")
 
 # --- Course layout -------------------------------------------------------------------------------
-c.CourseDirectory.root = os.path.dirname(os.path.abspath(__file__))
+COURSE_ROOT = os.path.dirname(os.path.abspath(__file__))
+c.CourseDirectory.root = COURSE_ROOT
 c.CourseDirectory.source_directory = "source"
 c.CourseDirectory.release_directory = "course"
 c.CourseDirectory.solution_directory = "solutions"
@@ -61,9 +62,12 @@ c.CourseDirectory.ignore = [
 c.Execute.timeout = 300
 
 # nbgrader's default autograde pipeline, with Execute replaced by ExecuteGuarded (a cell that runs
-# past the timeout restarts the kernel and the remaining cells still run). Same steps, same order.
+# past the timeout restarts the kernel and the remaining cells still run; the kernel runs in the
+# sandbox), and JudgeSubmission added before the grades are saved: it re-runs each exercise in a
+# fresh sandboxed process with secret-seeded inputs and writes its verdicts into the test cells.
 c.Autograde.autograde_preprocessors = [
     ExecuteGuarded,
+    JudgeSubmission,
     IgnorePattern,
     ClearMetadataPreprocessor,
     LimitOutput,
@@ -71,6 +75,30 @@ c.Autograde.autograde_preprocessors = [
     AssignLatePenalties,
     CheckCellMetadata,
 ]
+
+# --- Grading you can trust (docs/grading.md) ----------------------------------------------------
+# Learner code (nbgrader's kernel and the judge's student processes) runs in a bubblewrap sandbox
+# that cannot see the course root: gradebook.db, source/, this file, .aag/secret, other learners.
+# "require" refuses to grade where no sandbox can be made; "off" grades with your rights.
+c.SandboxedKernelManager.protected_paths = [COURSE_ROOT]
+c.JudgeSubmission.protected_paths = [COURSE_ROOT]
+c.SandboxedKernelManager.sandbox = c.JudgeSubmission.sandbox = os.environ.get("AAG_SANDBOX", "require")
+# The secret mixed into every hidden case: AAG_SECRET_SEED if set, else .aag/secret (made on first
+# use, readable by you only). It is removed from this process's environment so that no process
+# started from here inherits it; the sandbox clears the environment as well.
+c.JudgeSubmission.secret_seed = os.environ.pop("AAG_SECRET_SEED", "")
+if not c.JudgeSubmission.secret_seed:
+    _secret = os.path.join(COURSE_ROOT, ".aag", "secret")
+    if not os.path.exists(_secret):
+        import secrets
+
+        os.makedirs(os.path.dirname(_secret), mode=0o700, exist_ok=True)
+        with open(os.open(_secret, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600), "w") as _f:
+            _f.write(secrets.token_hex(32))
+    with open(_secret) as _f:
+        c.JudgeSubmission.secret_seed = _f.read().strip()
+# What a speed cell is worth when grading on a machine without a GPU (see the environment above).
+c.JudgeSubmission.speed_without_gpu = os.environ["AAG_SPEED_WITHOUT_GPU"]
 
 # A learner who deletes a test cell must not escape it: autograde puts missing grade cells back.
 c.OverwriteCells.add_missing_cells = True

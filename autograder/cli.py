@@ -4,6 +4,7 @@
     aag workspace [--workspace DIR]                              sync the workspace only
     aag test [PYTEST ARGS]                                       staleness check + the test suite
     aag doctor [--json]                                          explain this machine
+    aag grade NOTEBOOK [--json]                                  grade your notebook with the judge
     aag build [...]                                              regenerate course/ and solutions/
     aag bench [...] / aag calibrate [...]                        benchmarks, speed bars
 
@@ -30,6 +31,7 @@ _PASSTHROUGH = {
     "build": "regenerate course/ and solutions/ from source/ (arguments go to autograder.build)",
     "bench": "benchmark reference kernels against CPU, libraries and the roofline",
     "calibrate": "measure this machine and set speed bars",
+    "grade": "grade your own notebook as the instructor would (hidden tests, speed on a GPU)",
 }
 
 
@@ -65,6 +67,10 @@ def cmd_bench(argv: Sequence[str]) -> int:
 
 def cmd_calibrate(argv: Sequence[str]) -> int:
     return _delegate("bench", argv, func="calibrate")
+
+
+def cmd_grade(argv: Sequence[str]) -> int:
+    return _delegate("judge", argv)
 
 
 def cmd_test(argv: Sequence[str]) -> int:
@@ -161,6 +167,7 @@ def _parser() -> argparse.ArgumentParser:
 
 _RUNNERS: dict[str, Callable[[Sequence[str]], int]] = {
     "test": cmd_test, "build": cmd_build, "bench": cmd_bench, "calibrate": cmd_calibrate,
+    "grade": cmd_grade,
 }
 
 

@@ -262,6 +262,18 @@ def collect(ptx: bool = True) -> dict:
             f"{kernel['resource_dir']}), not this environment's Python: notebooks will not find "
             "the course; remove that kernelspec or start the lab with ./aag lab from a clean shell")
 
+    # -- grading: the sandbox learner code runs in (docs/grading.md)
+    try:
+        from . import sandbox
+        why_not = sandbox.unavailable_reason()
+    except Exception as exc:   # the doctor must report, never crash
+        why_not = f"the sandbox probe failed: {type(exc).__name__}: {exc}"
+    if why_not is None:
+        add("Grading", OK, f"learner code can run sandboxed (bubblewrap at {sandbox.bwrap_path()})")
+    else:
+        add("Grading", INFO, f"no grading sandbox: {why_not}. Learners can still grade their own "
+            "notebooks (`aag grade`); an instructor's autograde refuses to run without one")
+
     # -- limits of this machine
     if backend is not None and backend.name == "cpu":
         add("Will not work here", WARN, "speed tests and timing: they need a GPU (the simulator's "

@@ -104,7 +104,8 @@ class Problem:
                  reference: Callable[[], Callable] | None = None,
                  baselines: dict[str, Baseline] | None = None,
                  vendor: Callable | None = None, vendor_label: str = "",
-                 speed: SpeedBar | None = None):
+                 speed: SpeedBar | None = None, elementwise: bool = False,
+                 speed_inputs: Callable[[np.random.Generator, int], dict[str, Any]] | None = None):
         self.name = name
         self.title = title
         self.spec = spec
@@ -123,6 +124,8 @@ class Problem:
         self.baselines = baselines or {}
         self.vendor, self.vendor_label = vendor, vendor_label
         self.speed = speed
+        self.elementwise = elementwise          # output[i] depends on inputs[i] only
+        self._speed_inputs = speed_inputs or make_inputs
 
     def reference_kernel(self) -> Callable:
         """The course's reference kernel, compiled on first use (``reference`` is its factory)."""
@@ -219,12 +222,25 @@ class Problem:
         return self.spec(**{k: (v.astype(np.float64) if isinstance(v, np.ndarray) and v.dtype.kind == "f"
                                else v) for k, v in case.inputs.items()}, **_launch_kwargs(case))
 
-    def judge(self, case: Case, outcome: Outcome) -> Verdict:
+    def speed_inputs(self, rng: np.random.Generator, n: int) -> dict[str, Any]:
+        """Inputs for a speed run (large n: problems may give a faster generator than make_inputs)."""
+        return self._speed_inputs(rng, n)
+
+    def expected_at(self, inputs: dict[str, Any], idx: np.ndarray) -> dict[str, np.ndarray]:
+        """The float64 spec at flat indices ``idx`` only (cheap for elementwise problems)."""
+        n = next(v.shape[0] for v in inputs.values() if isinstance(v, np.ndarray))
+        if self.elementwise:
+            sliced = {k: (v[idx] if isinstance(v, np.ndarray) and v.shape[:1] == (n,) else v)
+                      for k, v in inputs.items()}
+            return self.expected(Case(size=idx.size, inputs=sliced))
+        return {k: v.reshape(-1)[idx] for k, v in self.expected(Case(size=n, inputs=inputs)).items()}
+
+    def judge(self, case: Case, outcome: Outcome, show_inputs: bool = True) -> Verdict:
         expected = self.expected(case)
         tolerance = self.tolerance(case.inputs, expected)
         dtypes = {name: np.dtype(dt) for name, (_, dt) in self.outputs(case.size).items()}
         verdict = compare(self.name, case.describe(), expected, outcome, tolerance, dtypes)
-        if verdict.index is not None:
+        if verdict.index is not None and show_inputs:
             # Name the inputs behind the first wrong element: the learner can redo it by hand.
             at = [f"{k}[{verdict.index}] = {_fmt(v[verdict.index])}" if isinstance(v, np.ndarray)
                   and v.shape[:1] == (case.size,) else f"{k} = {_fmt(v)}"
@@ -250,6 +266,8 @@ class Problem:
     # ---- what notebooks call ----------------------------------------------------------------
     def check(self, submission: Callable) -> None:
         """Visible check: prints a verdict; raises CheckFailed (the cell fails) if it is wrong."""
+        if _judged_elsewhere(self, "check"):
+            return
         verdict = self.verdict(submission, self.cases(hidden=False))
         if not verdict.passed:
             raise CheckFailed(verdict)
@@ -257,6 +275,8 @@ class Problem:
 
     def check_hidden(self, submission: Callable) -> None:
         """Hidden check: other sizes, block shapes and seeds; returns None (nbgrader scores it)."""
+        if _judged_elsewhere(self, "check_hidden"):
+            return
         verdict = self.verdict(submission, self.cases(hidden=True))
         if not verdict.passed:
             verdict.problem += " (hidden tests)"
@@ -266,8 +286,23 @@ class Problem:
 
     def check_speed(self, submission: Callable) -> None:
         """Speed test: on a GPU, against the course reference and a CPU baseline; see timing."""
+        if _judged_elsewhere(self, "check_speed"):
+            return
         from . import timing
         timing.check_speed(self, submission)
+
+
+GRADING_ENV = "AAG_GRADING"   # "judge": the kernel nbgrader runs at autograde; the judge grades
+
+
+def _judged_elsewhere(problem: Problem, kind: str) -> bool:
+    """At autograde the notebook's own kernel does not grade: the judge re-runs the code in a
+    separate process and writes its verdict into this cell."""
+    if os.environ.get(GRADING_ENV) != "judge":
+        return False
+    print(f"· {problem.name}: {kind} is made by the judge in a separate process; its verdict "
+          "replaces this output")
+    return True
 
 
 def _launch_kwargs(case: Case) -> dict[str, int]:

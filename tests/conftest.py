@@ -19,3 +19,25 @@ def pytest_collection_modifyitems(config, items):
 @pytest.fixture(scope="session")
 def repo_root():
     return os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+
+
+def pytest_terminal_summary(terminalreporter):
+    """Print the bank's catch rate and false-alarm rate (tests/test_bank.py records each entry)."""
+    import json
+    rows = []
+    for reports in terminalreporter.stats.values():
+        for report in reports:
+            for key, value in getattr(report, "user_properties", ()):
+                if key == "bank" and getattr(report, "when", "call") == "call":
+                    rows.append(json.loads(value))
+    if not rows:
+        return
+    bad = [r for r in rows if r["kind"] != "ok"]
+    good = [r for r in rows if r["kind"] == "ok"]
+    caught = sum(bool(r["caught"]) for r in bad)
+    alarms = sum(not r["ok"] for r in good)
+    terminalreporter.write_sep("-", "submission bank (nbgrader autograde with the judge)")
+    terminalreporter.write_line(
+        f"bank: caught {caught}/{len(bad)} wrong or cheating submissions "
+        f"({100 * caught / max(len(bad), 1):.0f}%), false alarms {alarms}/{len(good)} correct "
+        f"submissions ({100 * alarms / max(len(good), 1):.0f}%)")

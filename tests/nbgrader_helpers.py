@@ -56,6 +56,11 @@ def env(**extra) -> dict:
     e = dict(os.environ)
     e["PYTHONPATH"] = os.pathsep.join(filter(None, [str(REPO), e.get("PYTHONPATH")]))
     e["PATH"] = os.pathsep.join([str(Path(sys.executable).parent), e.get("PATH", "")])
+    # Without bubblewrap (a laptop), grade unsandboxed rather than fail every pipeline test; the
+    # sandbox's own tests say why they skip. CI installs bubblewrap and keeps "require".
+    from autograder import sandbox
+    if sandbox.unavailable_reason() and not os.environ.get("CI"):
+        e.setdefault("AAG_SANDBOX", "auto")
     e.update({k: str(v) for k, v in extra.items()})
     return e
 

@@ -49,6 +49,12 @@ def _grading_env():
     return h.env(AAG_CHECK_TIMEOUT=CHECK_LIMIT, AAG_SPEED_WITHOUT_GPU="zero")
 
 
+def _autograde(root, chapter):
+    # The judge gives the cells before an exercise as long as nbgrader gives one cell.
+    h.nbgrader(root, "autograde", chapter, "--force", f"--Execute.timeout={TIMEOUT}",
+               f"--JudgeSubmission.exec_timeout={TIMEOUT}", environ=_grading_env())
+
+
 @pytest.fixture(scope="module")
 def course(tmp_path_factory):
     if CHAPTER not in h.real_chapters():
@@ -77,8 +83,7 @@ def graded(tmp_path_factory, course):
         deleted.cells = [c for c in deleted.cells if c.get("id") != "grid_stride_test"]
         h.submit(root, CHAPTER, "deleter", deleted)
         start = time.monotonic()
-        h.nbgrader(root, "autograde", CHAPTER, "--force", f"--Execute.timeout={TIMEOUT}",
-                   environ=_grading_env())
+        _autograde(root, CHAPTER)
         return (time.monotonic() - start) / 3
 
     return root, h.once(tmp_path_factory, "roundtrip-graded", make)
@@ -93,8 +98,7 @@ def graded_wrong(tmp_path_factory, course, graded):
         for student, (cell, old, new, _) in WRONG.items():
             h.submit(root, CHAPTER, student, h.mutate(solution, cell, old, new))
         start = time.monotonic()
-        h.nbgrader(root, "autograde", CHAPTER, "--force", f"--Execute.timeout={TIMEOUT}",
-                   environ=_grading_env())
+        _autograde(root, CHAPTER)
         return time.monotonic() - start
 
     return root, h.once(tmp_path_factory, "roundtrip-wrong", make)
@@ -130,7 +134,7 @@ def test_every_other_chapter_solution_scores_full_marks(tmp_path, chapter):
     release = h.read_nb(tmp_path / "course" / chapter / f"{chapter}.ipynb")
     h.submit(tmp_path, chapter, "sol", solution)
     h.submit(tmp_path, chapter, "blank", release)
-    h.nbgrader(tmp_path, "autograde", chapter, "--force", environ=_grading_env())
+    _autograde(tmp_path, chapter)
     scores = h.grades(tmp_path, chapter, "sol")
     assert set(scores) == set(h.grade_cells(release))
     for cell, (score, max_score) in scores.items():

@@ -68,6 +68,12 @@ class ExecuteGuarded(Execute):
         help="After a restart, re-run the earlier successful non-grade cells to rebuild state",
     ).tag(config=True)
 
+    def __init__(self, *args, **kwargs):
+        # The kernel runs in the sandbox (c.SandboxedKernelManager.sandbox = 'off' to opt out).
+        from .sandboxed_kernel import SandboxedKernelManager
+        kwargs.setdefault("kernel_manager_class", SandboxedKernelManager)
+        super().__init__(*args, **kwargs)
+
     def preprocess(self, nb: NotebookNode, resources: Any = None, km=None):
         # Indices of the cells to replay after a restart, in notebook order.
         self._replayable: List[int] = []

@@ -1,0 +1,677 @@
+"""The judge: grades a notebook's exercises from outside the learner's process.
+
+For every grade cell that calls the course's checks (``ag.problems.ch02.vector_add.check(f)``,
+``check_hidden``, ``check_speed``), the judge
+
+1. starts a fresh student process (:mod:`autograder.runner`) in the sandbox, and has it run the
+   notebook's non-test code cells that come before that grade cell;
+2. makes the cases itself: visible ones from the public seed, hidden ones from the instructor's
+   secret mixed with the exercise's name (the student process never holds the secret);
+3. sends each case's inputs, receives the raw outputs, and compares them here with the float64
+   spec (the student process never holds an expected result);
+4. on a GPU, for speed cells: times the learner's code there on a rotating pool of inputs, checks
+   a sample of every timed call's output chosen after the call returned, times the course's
+   reference and the copy ceiling in this process with the same plan, and flags results faster
+   than the memory system allows; the GPU is held under an exclusive lock meanwhile.
+
+A crash, ``os._exit``, a hang, an illegal memory access or a huge allocation ends only that
+exercise's student process; the verdict says so in plain words. Used by the nbgrader preprocessor
+:class:`autograder.nbgrader_ext.JudgeSubmission` at autograde, and by ``aag grade`` for self-study.
+"""
+
+from __future__ import annotations
+
+import ast
+import contextlib
+import json
+import os
+import re
+import secrets
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import numpy as np
+
+from . import sandbox
+from .checks import GUARD, Outcome, Verdict, describe_exception
+from .problem import _stable_seed
+from .runner import encode_scalars, problem_by_path, speed_inputs
+
+CHECK_KINDS = ("check", "check_hidden", "check_speed")
+SKIPPED_ERRORS = ("CellTimeoutError", "DeadKernelError")   # recorded by ExecuteGuarded
+SAMPLE = 4096            # output elements checked after every timed call
+MAX_OUTPUT_FILE = 8 << 30
+# Tools that reach into the harness from inside the student's process: not forbidden (a learner
+# may have reasons), but flagged for the instructor, since they are how a submission would tamper.
+SUSPICIOUS = {
+    r"\bctypes\b": "ctypes (raw memory access)",
+    r"\bgc\.get_(objects|referrers)\b": "gc object walking",
+    r"sys\._getframe|inspect\.(stack|currentframe)|\.f_back\b|\.f_locals\b": "frame inspection",
+    r"__code__|__globals__|__closure__": "rewriting function objects",
+    r"set_custom_exc|sys\.excepthook|showtraceback": "changing how errors are shown",
+    r"cudadrv|perf_counter\s*=|\.elapsed_time\s*=|(event|synchronize)\s*=": "patching timers or "
+        "the CUDA driver layer",
+    r"inspect\.getsource": "reading source code through inspect",
+    r"AAG_SECRET|gradebook|nbgrader_config": "looking for the grader's secrets or files",
+    r"autograder\.(runner|judge|checks|problem)\b|\bProblem\.|\.(check|check_hidden|check_speed)\s*=":
+        "touching the course's checking code",
+}
+
+
+@dataclass
+class CheckCall:
+    problem: str        # "ch02.vector_add"
+    kind: str           # check | check_hidden | check_speed
+    func: str           # the learner's name passed to it
+
+
+def parse_checks(source: str) -> list[CheckCall]:
+    """The course checks a grade cell makes, in order (other statements are not the judge's)."""
+    try:
+        tree = ast.parse(source)
+    except SyntaxError:
+        return []
+    calls = []
+    for node in ast.walk(tree):
+        if not (isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute)
+                and node.func.attr in CHECK_KINDS and len(node.args) == 1
+                and isinstance(node.args[0], ast.Name)):
+            continue
+        chain, target = [], node.func.value
+        while isinstance(target, ast.Attribute):
+            chain.append(target.attr)
+            target = target.value
+        chain.reverse()   # e.g. ["problems", "ch02", "vector_add"] after the package alias
+        if len(chain) >= 3 and chain[-3] == "problems":
+            calls.append(CheckCall(f"{chain[-2]}.{chain[-1]}", node.func.attr, node.args[0].id))
+    calls.sort(key=lambda c: CHECK_KINDS.index(c.kind))
+    return calls
+
+
+def flags_in(source: str) -> list[str]:
+    return [what for pattern, what in SUSPICIOUS.items() if re.search(pattern, source)]
+
+
+@dataclass
+class Settings:
+    secret: str = ""                    # the instructor's secret; empty: a random one per run
+    sandbox: str = "auto"               # "require", "auto" (use it when it works), "off"
+    protected: tuple[Path, ...] = ()    # never visible to learner code
+    exec_timeout: float = 300.0         # seconds for the cells before an exercise
+    memory_bytes: int = 8 << 30         # resident memory of the student process
+    speed_without_gpu: str = "zero"     # what a speed cell is worth in CPU mode: zero | full
+    speed_calls: int = 20               # timed calls (after 3 warm-up calls)
+    gpu_lock_dir: Path = Path(tempfile.gettempdir())
+
+    def __post_init__(self):
+        if not self.secret:
+            self.secret = secrets.token_hex(16)
+
+
+@dataclass
+class CellResult:
+    grade_id: str
+    passed: bool
+    lines: list[str] = field(default_factory=list)    # feedback, one verdict per line
+    error: str = ""                                    # the failing verdict (feedback)
+    flags: list[str] = field(default_factory=list)     # for the instructor only
+    details: dict = field(default_factory=dict)        # timings, counts (for the instructor)
+    seconds: float = 0.0
+
+    def text(self) -> str:
+        return "\n".join(self.lines)
+
+
+class StudentProcess:
+    """One sandboxed runner, spoken to over pipes; ended by :meth:`close` or its watchdog."""
+
+    def __init__(self, settings: Settings, files_from: Path | None):
+        self.dir = Path(tempfile.mkdtemp(prefix="aag-judge-"))
+        self.work = self.dir / "work"
+        if files_from is not None and files_from.is_dir():
+            shutil.copytree(files_from, self.work, ignore=shutil.ignore_patterns("*.ipynb"),
+                            symlinks=False)
+        else:
+            self.work.mkdir()
+        os.chmod(self.dir, 0o700)
+        argv = [sys.executable, "-m", "autograder.runner"]
+        env = {"AAG_GRADING": "judge", "MPLBACKEND": "Agg", "PYTHONUNBUFFERED": "1"}
+        from . import device
+        env["AAG_BACKEND"] = device.current().name
+        use = _use_sandbox(settings)
+        if use:
+            policy = sandbox.Policy(workdir=self.work, protected=settings.protected, env=env)
+            self.proc = sandbox.Supervised(argv, policy, timeout=settings.exec_timeout,
+                                           memory_bytes=settings.memory_bytes,
+                                           stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                                           stderr=subprocess.PIPE)
+        else:
+            self.proc = _Unsandboxed(argv, self.work, env, settings)
+        self.sandboxed = use
+
+    def send(self, obj: dict) -> None:
+        self.proc.proc.stdin.write((json.dumps(obj) + "\n").encode())
+        self.proc.proc.stdin.flush()
+
+    def receive(self, expect: str) -> dict:
+        line = self.proc.proc.stdout.readline()
+        if not line:
+            raise StudentGone(self._why_gone())
+        try:
+            msg = json.loads(line)
+        except ValueError:
+            raise StudentGone("the student process answered with something unreadable (did the "
+                              "code write to the grader's channel?)") from None
+        if msg.get("op") != expect:
+            raise StudentGone(f"the student process answered {msg.get('op')!r} out of turn")
+        return msg
+
+    def ask(self, obj: dict, expect: str, allow: float) -> dict:
+        """Send a request and wait for its answer; the process is stopped after ``allow`` s."""
+        self.proc.deadline_in(allow)
+        try:
+            self.send(obj)
+        except (BrokenPipeError, OSError):
+            raise StudentGone(self._why_gone()) from None
+        return self.receive(expect)
+
+    def _why_gone(self) -> str:
+        code = self.proc.close()
+        if self.proc.killed == "time":
+            return "it ran past its time limit and was stopped (an endless loop, or far too slow?)"
+        if self.proc.killed == "memory":
+            return (f"it used more than {self.proc.memory_bytes / 2**30:.0f} GiB of memory and was "
+                    "stopped (a huge allocation?)")
+        signal_number = -code if code is not None and code < 0 else (
+            code - 128 if code is not None and 128 < code < 160 else 0)   # bwrap reports 128+N
+        if signal_number:
+            import signal
+            try:
+                name = signal.Signals(signal_number).name
+            except ValueError:
+                name = str(signal_number)
+            return (f"the process running your code crashed (signal {name}"
+                    + (": a memory access outside what it owns" if name == "SIGSEGV" else "") + ")")
+        tail = self.output_tail()
+        return (f"the process running your code ended (exit status {code}) before answering"
+                + (": something called exit()?" if code == 0 else "") + (f"\n{tail}" if tail else ""))
+
+    def output_tail(self, limit: int = 1500) -> str:
+        try:
+            err = self.proc.proc.stderr.read().decode(errors="replace") if self.proc.proc.stderr else ""
+        except (OSError, ValueError):
+            err = ""
+        return err[-limit:].strip()
+
+    def load(self, name: str) -> dict[str, np.ndarray]:
+        path = (self.work / name).resolve()
+        if self.work.resolve() not in path.parents or not path.is_file():
+            raise StudentGone("the student process named a file outside its folder")
+        if path.stat().st_size > MAX_OUTPUT_FILE:
+            raise StudentGone("the outputs came back larger than the grader accepts")
+        with np.load(path, allow_pickle=False) as data:
+            return {k: data[k] for k in data.files}
+
+    def close(self) -> None:
+        with contextlib.suppress(Exception):
+            self.send({"op": "bye"})
+        self.proc.close()
+        shutil.rmtree(self.dir, ignore_errors=True)
+
+
+class StudentGone(Exception):
+    """The student process died, hung or broke the protocol."""
+
+
+class _Unsandboxed:
+    """Self-study on a machine without bubblewrap: a plain child process, same watchdog."""
+
+    def __init__(self, argv, workdir, env, settings):
+        import threading
+        self.memory_bytes = settings.memory_bytes
+        full_env = {k: v for k, v in os.environ.items() if not k.startswith("AAG_SECRET")}
+        full_env.update(env)
+        full_env["PYTHONPATH"] = os.pathsep.join(
+            [str(Path(__file__).resolve().parent.parent), full_env.get("PYTHONPATH", "")])
+        self.proc = subprocess.Popen(argv, cwd=workdir, env=full_env, stdin=subprocess.PIPE,
+                                     stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+        self.killed = None
+        self._deadline = time.monotonic() + settings.exec_timeout
+        self._stop = threading.Event()
+        threading.Thread(target=self._watch, daemon=True).start()
+
+    def deadline_in(self, seconds):
+        self._deadline = time.monotonic() + seconds
+
+    def _watch(self):
+        import psutil
+        ps = psutil.Process(self.proc.pid)
+        while not self._stop.wait(0.05) and self.proc.poll() is None:
+            try:
+                rss = sum(p.memory_info().rss for p in [ps, *ps.children(recursive=True)])
+            except psutil.Error:
+                continue
+            if rss > self.memory_bytes:
+                self.killed = self.killed or "memory"
+                self.proc.kill()
+            elif time.monotonic() > self._deadline:
+                self.killed = self.killed or "time"
+                self.proc.kill()
+
+    def close(self):
+        self._stop.set()
+        try:
+            self.proc.wait(timeout=5)
+        except subprocess.TimeoutExpired:
+            self.proc.kill()
+            self.proc.wait()
+        return self.proc.returncode
+
+
+def _use_sandbox(settings: Settings) -> bool:
+    if settings.sandbox == "off":
+        return False
+    reason = sandbox.unavailable_reason()
+    if reason and settings.sandbox == "require":
+        raise sandbox.SandboxUnavailable(
+            f"the judge must run learner code in a sandbox, and {reason}. (To grade without one, "
+            "knowing that learner code then runs with your rights: c.JudgeSubmission.sandbox = 'off'.)")
+    return reason is None
+
+
+# ---- judging one exercise ----------------------------------------------------------------------------
+
+def judge_exercise(cells: list[dict], checks: list[CheckCall], settings: Settings,
+                   grade_id: str = "", files_from: Path | None = None) -> CellResult:
+    """Run ``cells`` (the non-test code before the grade cell) in a fresh student process and
+    judge every check of the grade cell."""
+    result = CellResult(grade_id, True)
+    source = "\n".join(c["source"] for c in cells)
+    result.flags = flags_in(source)
+    t0 = time.monotonic()
+    if not _gpu() and settings.speed_without_gpu == "full" and any(
+            c.kind == "check_speed" for c in checks):
+        # No GPU to time on, and speed is worth full marks here: if the code is right.
+        speed = [c for c in checks if c.kind == "check_speed"]
+        checks = [c for c in checks if c.kind != "check_speed"]
+        checks += [CheckCall(c.problem, kind, c.func) for c in speed
+                   for kind in ("check", "check_hidden")
+                   if not any(k.problem == c.problem and k.kind == kind for k in checks)]
+        checks += speed
+    needs_run = any(c.kind != "check_speed" for c in checks) or _gpu()
+    student = None
+    try:
+        if needs_run:
+            student = StudentProcess(settings, files_from)
+            hello = student.receive("hello")
+            if hello.get("error"):
+                raise RuntimeError(f"the judge's student process failed to start:\n{hello['error']}")
+            executed = student.ask({"op": "exec", "cells": cells}, "executed",
+                                   allow=settings.exec_timeout)
+            result.details["cell_errors"] = executed["errors"]
+            result.details["sandboxed"] = student.sandboxed
+        for call in checks:
+            problem = problem_by_path(call.problem)
+            if call.kind == "check_speed":
+                verdict = _judge_speed(student, problem, call, settings, result)
+            else:
+                verdict = _judge_cases(student, problem, call, settings, result)
+            if verdict.passed:
+                result.lines.append(str(verdict))
+            else:
+                result.passed, result.error = False, str(verdict)
+                break
+            if student is not None and student.proc.proc.poll() is not None:
+                student = None
+    except StudentGone as gone:
+        result.passed = False
+        result.error = f"✗ {checks[0].problem.split('.')[1]}: {gone}"
+    finally:
+        if student is not None:
+            student.close()
+    result.seconds = time.monotonic() - t0
+    return result
+
+
+def _cases(problem, call: CheckCall, settings: Settings):
+    if call.kind == "check_hidden":
+        return problem.cases(hidden=True, seed=_stable_seed(problem.name, settings.secret, "hidden"))
+    return problem.cases(hidden=False)
+
+
+def _judge_cases(student: StudentProcess, problem, call: CheckCall, settings: Settings,
+                 result: CellResult) -> Verdict:
+    hidden = call.kind == "check_hidden"
+    cases = _cases(problem, call, settings)
+    launches = []
+    for i, case in enumerate(cases):
+        arrays, scalars = encode_scalars(case.inputs)
+        name = f"inputs-{call.kind}-{i}.npz"
+        np.savez(student.work / name, **arrays)
+        limit = problem._time_limit(case)
+        try:
+            msg = student.ask({"op": "case", "problem": call.problem, "func": call.func,
+                               "size": case.size, "blocks": case.blocks, "threads": case.threads,
+                               "inputs": name, "scalars": scalars, "order": list(case.inputs)},
+                              "outcome", allow=limit)
+            outcome = Outcome(outputs=student.load(msg["outputs"]), guard_intact=msg["guard_intact"],
+                              error=msg["error"], error_kind=msg["error_kind"])
+        except StudentGone as gone:
+            outcome = Outcome(error=str(gone), error_kind="crash")
+            msg = {}
+        verdict = problem.judge(case, outcome, show_inputs=not hidden)
+        launches.append(msg.get("student_launches", 0))
+        if verdict.passed and problem.on_device and outcome.error is None:
+            verdict = _launch_verdict(problem, case, msg) or verdict
+        if not verdict.passed:
+            verdict.cases_run = i + 1
+            if hidden:
+                verdict.problem += " (hidden tests)"
+            if "(" not in verdict.case and outcome.error_kind == "crash":
+                verdict.hint = verdict.hint or describe_exception(outcome.error, "crash")
+            return verdict
+    result.details.setdefault("launches", {})[call.kind] = launches
+    plural = "s" * (len(cases) != 1)
+    if hidden:
+        return Verdict(problem.name, True, message=f"hidden tests ({len(cases)} case{plural})")
+    sizes = ", ".join(str(c.size) for c in cases)
+    return Verdict(problem.name, True, message=f"{len(cases)} case{plural} (n = {sizes})")
+
+
+def _launch_verdict(problem, case, msg: dict) -> Verdict | None:
+    """A right answer must come from the learner's own kernel, not from a library, the host or the
+    course's reference kernel."""
+    foreign = msg.get("foreign_launches") or []
+    if msg.get("student_launches", 0) == 0:
+        why = (f"the kernel that ran was not yours ({', '.join(foreign)}, from a library or the "
+               "course package)" if foreign else
+               "no kernel of yours was launched: the result was computed some other way (on the "
+               "host, or by a library)")
+        return Verdict(problem.name, False, case.describe(), f"the output is right, but {why}",
+                       "the exercise is to write the kernel: launch your own `@cuda.jit` function.")
+    return None
+
+
+def _gpu() -> bool:
+    from . import device
+    return device.current().is_gpu
+
+
+# ---- speed ----------------------------------------------------------------------------------------------
+
+def _judge_speed(student, problem, call: CheckCall, settings: Settings,
+                 result: CellResult) -> Verdict:
+    from . import timing
+    name = problem.name + " (speed)"
+    if not _gpu():
+        if settings.speed_without_gpu == "full":
+            return Verdict(problem.name, True, message="(speed: no GPU here; worth full marks when "
+                                                       "the correctness checks pass)")
+        return Verdict(name, False, "CPU mode", "speed is graded only on a GPU, and this grader "
+                       "has none", "the instructor grades speed only on a GPU.")
+    bar = timing.speed_bar(problem)
+    n = problem.sizes.speed
+    threads = 256
+    blocks = timing.speed_blocks(n, threads) if problem.block_sizes else 0
+    rng = np.random.default_rng(_stable_seed(problem.name, settings.secret, "speed"))
+    nonce = int(rng.integers(1 << 62))
+    contents, buffers, warmup = 3, 2, 3
+    plan = [(int(rng.integers(contents)), int(rng.integers(buffers)))
+            for _ in range(warmup + settings.speed_calls)]
+    with gpu_lock(settings.gpu_lock_dir):
+        student.ask({"op": "speed_setup", "problem": call.problem, "size": n, "nonce": nonce,
+                     "contents": contents, "buffers": buffers}, "speed_ready", allow=120)
+        host = [speed_inputs(problem, nonce, c, n) for c in range(contents)]
+        yours, launched, streams = [], [], 0
+        for i, (c, b) in enumerate(plan):
+            msg = student.ask({"op": "timed", "problem": call.problem, "func": call.func, "size": n,
+                               "blocks": blocks, "threads": threads, "content": c, "buffer": b},
+                              "timed", allow=60)
+            if msg["error"]:
+                return Verdict(name, False, f"n = {n:,}", msg["error"].splitlines()[-1][:300],
+                               describe_exception(msg["error"], "exception"))
+            idx = _sample_indices(rng, n)
+            sample = student.ask({"op": "sample", "buffer": b, "call": i, "idx": idx.tolist()},
+                                 "sampled", allow=30)
+            got = student.load(sample["file"])
+            wrong = _check_sample(problem, host[c], n, idx, got)
+            if wrong:
+                return Verdict(name, False, f"n = {n:,}, timed call {i + 1}", wrong,
+                               "every timed call's output is checked: a kernel must do all of its "
+                               "work on every call (no caching between calls, no skipped work).")
+            verdict = _launch_verdict(problem, _SpeedCase(n), msg)
+            if verdict is not None:
+                verdict.problem = name
+                return verdict
+            streams += msg["streams"]
+            launched.append(msg["student_launches"])
+            if i >= warmup:
+                yours.append(msg["ms"])
+        student.close()   # frees the GPU before the reference is timed in this process
+        ref_ms = _time_reference(problem, host, plan[warmup:], n, blocks, threads)
+        ceiling = timing.copy_ceiling(problem.bytes_moved(n))
+        base = timing.cpu_baselines(problem, n)
+    median = float(np.median(yours))
+    nbytes = problem.bytes_moved(n)
+    details = {"size": n, "yours_ms": yours, "median_ms": median, "reference_ms": ref_ms,
+               "copy_ceiling_ms": ceiling.median_ms, "copy_ceiling_label": ceiling.label,
+               "streams_created": streams, "launches_per_call": launched}
+    label = problem.baselines[bar.baseline].label
+    cpu = next((b for b in base if b.label == label), None)
+    details["cpu_baseline"] = {"label": label, "ms": cpu.median_ms if cpu else None}
+    result.details["speed"] = details
+    gbps = nbytes / median / 1e6
+    ceiling_gbps = nbytes / ceiling.median_ms / 1e6
+    if gbps > 1.10 * ceiling_gbps:
+        result.flags.append(f"speed: {gbps:.0f} GB/s measured, above the copy ceiling "
+                            f"{ceiling_gbps:.0f} GB/s: impossible, so not rewarded")
+        return Verdict(name, False, f"n = {n:,}", f"the timed calls report {gbps:.0f} GB/s, more "
+                       f"than this GPU can copy ({ceiling_gbps:.0f} GB/s): flagged for your "
+                       "instructor", "a time this short means the work was not all timed.")
+    fraction = ref_ms / median
+    speedup = cpu.median_ms / median if cpu else float("inf")
+    summary = (f"{median:.3f} ms = {gbps:.0f} GB/s, {fraction:.0%} of the course reference "
+               f"({ref_ms:.3f} ms; bar {bar.min_fraction_of_reference:.0%}), {speedup:.1f}× {label} "
+               f"(bar {bar.min_speedup:g}×); copy ceiling {ceiling_gbps:.0f} GB/s")
+    if streams:
+        summary += f"; {streams} stream(s) created: their work was timed too"
+    if fraction >= bar.min_fraction_of_reference and speedup >= bar.min_speedup:
+        return Verdict(name, True, message=summary)
+    return Verdict(name, False, f"n = {n:,}", summary,
+                   "look for uncoalesced accesses, a grid too small to fill the GPU, or work "
+                   "repeated per element.")
+
+
+@dataclass
+class _SpeedCase:
+    size: int
+
+    def describe(self) -> str:
+        return f"n = {self.size:,}"
+
+
+def _sample_indices(rng, n: int) -> np.ndarray:
+    k = min(SAMPLE, n)
+    idx = rng.choice(n, size=k, replace=False) if n > k else np.arange(n)
+    guard = np.arange(n, n + GUARD)
+    return np.concatenate([np.sort(idx), guard]).astype(np.int64)
+
+
+def _check_sample(problem, inputs: dict, n: int, idx: np.ndarray, got: dict) -> str:
+    body, guard = idx[idx < n], idx >= n
+    expected = problem.expected_at(inputs, body)
+    sliced = {k: (v[body] if isinstance(v, np.ndarray) and v.shape[:1] == (n,) else v)
+              for k, v in inputs.items()}
+    tol = problem.tolerance(sliced, expected)
+    for key, exp in expected.items():
+        values = got.get(key)
+        if values is None or values.shape != idx.shape:
+            return f"no sample of `{key}` came back"
+        tail = values[guard]
+        if not np.all(np.isnan(tail) if tail.dtype.kind == "f" else tail == _poison(tail.dtype)):
+            return f"something was written past the end of `{key}`"
+        diff = np.abs(values[~guard].astype(np.float64) - exp)
+        bad = ~(diff <= tol[key])
+        if bad.any():
+            j = int(np.argmax(bad))
+            return (f"{int(bad.sum())} of {body.size} sampled elements of `{key}` are wrong; e.g. "
+                    f"`{key}`[{int(body[j])}]: expected {exp[j]:.9g}, got {values[j]:.9g}")
+    return ""
+
+
+def _poison(dtype):
+    from .checks import poison_value
+    return poison_value(dtype)
+
+
+def _time_reference(problem, host: list[dict], plan, n: int, blocks: int, threads: int) -> float:
+    """The course reference, timed with the same harness and plan as the learner's code."""
+    from .problem import Case
+    from .runner import Harness
+    harness = Harness()
+    harness.speed_setup_from_host(problem, host, buffers=1 + max(b for _, b in plan))
+    kernel = problem.reference_kernel()
+    case = Case(size=n, inputs={}, blocks=blocks, threads=threads)
+    times = [harness.timed_call(problem, kernel, case, c, b)["ms"] for c, b in plan[:3] + plan]
+    harness.release()
+    return float(np.median(times[3:]))
+
+
+@contextlib.contextmanager
+def gpu_lock(directory: Path):
+    """Exclusive use of the GPU while timing: other graders on this machine wait here."""
+    import fcntl
+    visible = os.environ.get("CUDA_VISIBLE_DEVICES", "all").replace(",", "_") or "all"
+    path = Path(directory) / f"aag-gpu-{visible}.lock"
+    fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o666)
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX)
+        yield
+    finally:
+        fcntl.flock(fd, fcntl.LOCK_UN)
+        os.close(fd)
+
+
+# ---- judging a notebook ---------------------------------------------------------------------------
+
+def grade_cells(nb) -> list[tuple[int, str, list[CheckCall]]]:
+    """(index, grade_id, checks) for every grade cell that calls the course's checks."""
+    found = []
+    for index, cell in enumerate(nb.cells):
+        meta = cell.get("metadata", {}).get("nbgrader", {})
+        if cell.cell_type == "code" and meta.get("grade"):
+            checks = parse_checks(cell.source)
+            if checks:
+                found.append((index, meta.get("grade_id", f"cell-{index}"), checks))
+    return found
+
+
+def cells_before(nb, index: int) -> list[dict]:
+    """The code the student process runs for the grade cell at ``index``: every earlier code cell
+    that is not a grade cell. Cells that run in a process of their own (``%%isolated``) are skipped:
+    they cannot define anything the exercise uses. Neither are cells that hung or killed the kernel
+    when nbgrader executed the notebook (skipping a cell can only remove definitions, never make
+    wrong code pass)."""
+    cells = []
+    for i, cell in enumerate(nb.cells[:index]):
+        meta = cell.get("metadata", {}).get("nbgrader", {})
+        if cell.cell_type != "code" or meta.get("grade") or not cell.source.strip():
+            continue
+        if cell.source.lstrip().startswith("%%isolated"):
+            continue
+        if any(out.get("output_type") == "error" and out.get("ename") in SKIPPED_ERRORS
+               for out in cell.get("outputs", [])):
+            continue   # it hung or killed the kernel at Execute: running it again would too
+        cells.append({"id": meta.get("grade_id") or cell.get("id", str(i)), "source": cell.source})
+    return cells
+
+
+def judge_notebook(nb, settings: Settings, files_from: Path | None = None,
+                   progress=None) -> dict[str, CellResult]:
+    results = {}
+    for index, grade_id, checks in grade_cells(nb):
+        if progress:
+            progress(grade_id)
+        results[grade_id] = judge_exercise(cells_before(nb, index), checks, settings, grade_id,
+                                           files_from)
+    return results
+
+
+def error_output(text: str) -> dict:
+    """An nbformat error output: nbgrader scores a grade cell holding one as 0."""
+    return {"output_type": "error", "ename": "CheckFailed", "evalue": text,
+            "traceback": [f"\x1b[0;31mCheckFailed\x1b[0m: {text}"]}
+
+
+def stream_output(text: str) -> dict:
+    return {"output_type": "stream", "name": "stdout", "text": text + "\n"}
+
+
+# ---- self-study: `aag grade NOTEBOOK` ----------------------------------------------------------------
+
+def with_hidden(checks: list[CheckCall]) -> list[CheckCall]:
+    """A learner's copy has no hidden tests (the release strips them): every visible check implies
+    its hidden one, so self-study grading is as strict as the instructor's."""
+    out = list(checks)
+    for c in checks:
+        if c.kind == "check" and not any(k.problem == c.problem and k.kind == "check_hidden"
+                                         for k in checks):
+            out.append(CheckCall(c.problem, "check_hidden", c.func))
+    out.sort(key=lambda c: CHECK_KINDS.index(c.kind))
+    return out
+
+
+def main(argv: list[str] | None = None) -> int:
+    import argparse
+
+    import nbformat
+
+    p = argparse.ArgumentParser(
+        prog="aag grade", description="Grade your own notebook with the instructor's judge: your "
+        "code runs in a fresh sandboxed process, hidden tests (with a new random seed each time) "
+        "and, on a GPU, the speed test included. Save the notebook first.")
+    p.add_argument("notebook", type=Path)
+    p.add_argument("--json", action="store_true", help="print the results as JSON")
+    p.add_argument("--no-sandbox", action="store_true", help="run without bubblewrap")
+    args = p.parse_args(argv)
+    if not args.notebook.is_file():
+        print(f"aag grade: no notebook at {args.notebook}", file=sys.stderr)
+        return 2
+    nb = nbformat.read(str(args.notebook), as_version=4)
+    settings = Settings(sandbox="off" if args.no_sandbox else "auto", speed_without_gpu="zero",
+                        protected=())
+    if not args.no_sandbox and sandbox.unavailable_reason() and not args.json:
+        print(f"note: no sandbox ({sandbox.unavailable_reason()}); your code runs as a plain "
+              "process, which is fine for grading your own work.")
+    cells = grade_cells(nb)
+    if not cells:
+        print("aag grade: this notebook has no graded exercises", file=sys.stderr)
+        return 2
+    t0 = time.monotonic()
+    results, total, earned = {}, 0.0, 0.0
+    for number, (index, grade_id, checks) in enumerate(cells, 1):
+        points = float(nb.cells[index].metadata["nbgrader"].get("points", 0))
+        if not args.json:
+            print(f"[{number}/{len(cells)}] {grade_id} ({points:g} pt) ...", end=" ", flush=True)
+        result = judge_exercise(cells_before(nb, index), with_hidden(checks), settings, grade_id,
+                                args.notebook.parent)
+        results[grade_id] = result
+        total += points
+        earned += points * result.passed
+        if not args.json:
+            print(f"{'✓' if result.passed else '✗'} {result.seconds:.1f} s")
+            for line in result.lines:
+                print("    " + line)
+            if not result.passed:
+                print("    " + result.error.replace("\n", "\n    "))
+    if args.json:
+        print(json.dumps({g: {"passed": r.passed, "verdicts": r.lines, "error": r.error}
+                          for g, r in results.items()}, indent=1))
+    else:
+        print(f"\nScore: {earned:g} / {total:g} points ({time.monotonic() - t0:.0f} s)")
+    return 0

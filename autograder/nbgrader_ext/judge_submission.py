@@ -1,0 +1,83 @@
+"""JudgeSubmission: the verdict of every course check comes from the judge, not the learner's kernel.
+
+Runs after Execute and before SaveAutoGrades. For each grade cell that calls the course's checks it
+asks :mod:`autograder.judge` for a verdict, made from a fresh sandboxed run of the submission's
+code with secret-seeded inputs and compared in a process that never ran learner code, and writes
+it into the cell as its only output: a passing verdict as text, a failing one as an error (which is
+what nbgrader scores as zero). Whatever those cells printed or raised in the learner's kernel is
+discarded. Grade cells that make no course check keep their kernel's result.
+
+For the instructor, the judge's details (timings, launch counts, flags such as a speed above the
+memory system's limit or code that reaches into the harness) go to the log and to ``judge.json``
+beside the autograded notebook; feedback shows only the verdicts.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+from typing import Tuple
+
+from nbconvert.exporters.exporter import ResourcesDict
+from nbformat.notebooknode import NotebookNode, from_dict
+from traitlets import CaselessStrEnum, Float, Integer, List, Unicode
+
+from nbgrader.preprocessors import NbGraderPreprocessor
+
+
+class JudgeSubmission(NbGraderPreprocessor):
+    """Replace the outputs of course-check grade cells by the judge's verdicts."""
+
+    secret_seed = Unicode("", help="The instructor's secret mixed into every hidden case. Keep it "
+                          "out of the learners' reach (nbgrader_config.py reads it from "
+                          ".aag/secret, made on first use)").tag(config=True)
+    sandbox = CaselessStrEnum(["require", "auto", "off"], default_value="require",
+                              help="require: refuse to grade without a sandbox; auto: sandbox "
+                              "when possible; off: learner code runs with your rights").tag(config=True)
+    protected_paths = List(Unicode(), help="Folders learner code must never see (the course root "
+                           "if empty)").tag(config=True)
+    exec_timeout = Float(300.0, help="Seconds the cells before one exercise may take").tag(config=True)
+    memory_limit_gb = Float(8.0, help="Resident memory a student process may use").tag(config=True)
+    speed_without_gpu = CaselessStrEnum(["zero", "full"], default_value="zero",
+                                        help="What a speed cell is worth when grading without a "
+                                        "GPU (full: only if the correctness checks pass)").tag(config=True)
+    speed_calls = Integer(20, help="Timed calls per speed test (after 3 warm-up calls)").tag(config=True)
+
+    def _settings(self):
+        from autograder.judge import Settings
+        protected = self.protected_paths or [os.getcwd()]
+        if not self.secret_seed:
+            self.log.warning("JudgeSubmission.secret_seed is empty: hidden inputs use a random "
+                             "seed for this run")
+        return Settings(secret=self.secret_seed, sandbox=self.sandbox,
+                        protected=tuple(Path(p).resolve() for p in protected),
+                        exec_timeout=self.exec_timeout,
+                        memory_bytes=int(self.memory_limit_gb * 2**30),
+                        speed_without_gpu=os.environ.get("AAG_SPEED_WITHOUT_GPU",
+                                                         self.speed_without_gpu),
+                        speed_calls=self.speed_calls)
+
+    def preprocess(self, nb: NotebookNode, resources: ResourcesDict) -> Tuple[NotebookNode, ResourcesDict]:
+        from autograder import judge
+
+        folder = Path(resources.get("metadata", {}).get("path") or os.getcwd())
+        who = resources.get("nbgrader", {}).get("student", "?")
+        results = judge.judge_notebook(
+            nb, self._settings(), files_from=folder,
+            progress=lambda grade_id: self.log.info("Judging %s for %s", grade_id, who))
+        report = {}
+        for index, grade_id, _ in judge.grade_cells(nb):
+            result = results[grade_id]
+            outputs = [judge.stream_output(result.text())] if result.lines else []
+            if not result.passed:
+                outputs.append(judge.error_output(result.error))
+            nb.cells[index].outputs = [from_dict(o) for o in outputs]
+            for flag in result.flags:
+                self.log.warning("Judge flag for %s, %s: %s", who, grade_id, flag)
+            report[grade_id] = {"passed": result.passed, "verdicts": result.lines,
+                                "error": result.error, "flags": result.flags,
+                                "seconds": round(result.seconds, 2), "details": result.details}
+        with open(folder / "judge.json", "w") as f:
+            json.dump(report, f, indent=1, default=str)
+        return nb, resources

@@ -1,0 +1,294 @@
+"""Running learner code without the grader's rights: a bubblewrap sandbox with an allow-list view.
+
+Everything a grader runs on a learner's behalf (nbgrader's Jupyter kernel at autograde, and the
+judge's student process) starts through :func:`command`. The process then sees
+
+* the system, read-only: ``/usr``, ``/etc`` and the ``/bin``, ``/lib*`` links;
+* the Python that runs it, read-only: the interpreter, the virtual environment and the folders on
+  ``sys.path``, except a folder that holds something protected (the course root holds
+  ``gradebook.db``, ``source/`` and ``nbgrader_config.py``): from such a folder only the
+  ``autograder`` package itself is shown;
+* its working copy, read-write, and a private empty ``/tmp`` (its ``HOME``);
+* a fresh ``/dev`` plus the GPU's device nodes, a fresh ``/proc`` (own PID namespace), ``/sys``
+  read-only for the GPU driver;
+* no network (own network namespace), no IPC with the host, and an environment cleared down to a
+  short list: no secret seed, no instructor variables.
+
+Nothing else exists inside: not the gradebook, the instructor's sources, the judge's settings, other
+learners' submissions or anybody's home. When the grader runs as root, the sandbox gets no
+capabilities, and every file it could read only as root's (``/etc/shadow``, ``/etc/ssl/private``...)
+is masked, so root's ownership of the visible files gives it nothing more than ``nobody`` has.
+
+Limits (see docs/grading.md): the sandbox shares the kernel and the GPU with the host; it relies on
+unprivileged user namespaces (``bwrap`` fails loudly where they are disabled); memory is bounded by
+a watchdog on resident memory, polled, not by a cgroup.
+"""
+
+from __future__ import annotations
+
+import os
+import resource
+import shutil
+import subprocess
+import sys
+import threading
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+
+BWRAP_ENV = "AAG_BWRAP"           # path to a bwrap binary, if not on PATH
+NOBODY = 65534   # the user id inside the sandbox
+# Variables passed into the sandbox when set outside (everything else is dropped).
+PASSED_ENV = ("LANG", "LC_ALL", "TERM", "AAG_BACKEND", "AAG_WARP_SIZE", "AAG_CHECK_TIMEOUT",
+              "AAG_NO_FORK", "CUDA_VISIBLE_DEVICES", "HIP_VISIBLE_DEVICES", "ROCR_VISIBLE_DEVICES",
+              "NUMBA_CUDA_LOW_OCCUPANCY_WARNINGS", "NUMBA_CUDA_WARN_ON_IMPLICIT_COPY",
+              "NUMBA_ENABLE_CUDASIM", "NUMBA_CUDA_DRIVER", "CUDA_HOME", "CUDA_PATH",
+              "OPENBLAS_CORETYPE", "OPENBLAS_L2_SIZE", "OMP_NUM_THREADS")
+SYSTEM_DIRS = ("/usr", "/etc")
+SYSTEM_LINKS = ("/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32")
+GPU_NODES = ("nvidia", "kfd", "dri")   # /dev entries starting with these
+
+
+class SandboxUnavailable(RuntimeError):
+    """bubblewrap is missing or cannot create namespaces here."""
+
+
+def bwrap_path() -> str | None:
+    return os.environ.get(BWRAP_ENV) or shutil.which("bwrap")
+
+
+_probe: dict[str, str | None] = {}
+
+
+def unavailable_reason() -> str | None:
+    """None if sandboxing works on this machine, else why not (probed once per process)."""
+    if "reason" in _probe:
+        return _probe["reason"]
+    exe = bwrap_path()
+    if exe is None:
+        reason = ("bubblewrap (`bwrap`) is not installed: `apt-get install bubblewrap` (Debian, "
+                  "Ubuntu), `dnf install bubblewrap` (Fedora), or set AAG_BWRAP to its path")
+    else:
+        try:
+            probe = subprocess.run(command(["/bin/true"], Policy(workdir=Path("/"), gpu=False,
+                                                                 python=False)),
+                                   capture_output=True, text=True, timeout=30,
+                                   preexec_fn=_child_limits)
+            reason = None if probe.returncode == 0 else (
+                f"bubblewrap cannot create a sandbox here: {probe.stderr.strip()[:300]} (user "
+                "namespaces may be disabled: sysctl kernel.unprivileged_userns_clone=1, or on "
+                "Ubuntu 24.04+ an AppArmor profile for bwrap)")
+        except (OSError, subprocess.TimeoutExpired) as exc:
+            reason = f"bubblewrap did not run: {exc}"
+    _probe["reason"] = reason
+    return reason
+
+
+@dataclass
+class Policy:
+    workdir: Path                                  # read-write; the process starts there
+    protected: tuple[Path, ...] = ()               # never visible, nor any folder holding one
+    extra_ro: tuple[Path, ...] = ()
+    extra_rw: tuple[Path, ...] = ()
+    gpu: bool = True                               # bind the GPU device nodes
+    python: bool = True                            # bind this interpreter and its sys.path
+    env: dict[str, str] = field(default_factory=dict)   # set inside, after the passed variables
+
+
+def _holds(folder: Path, protected: tuple[Path, ...]) -> bool:
+    return any(p == folder or folder in p.parents for p in protected)
+
+
+def python_paths(protected: tuple[Path, ...] = ()) -> list[Path]:
+    """Folders the interpreter needs, read-only; a folder holding a protected path is replaced by
+    the ``autograder`` package found in it (an editable install from the course repository)."""
+    package = Path(__file__).resolve().parent
+    found: list[Path] = [package]
+    candidates = [Path(sys.prefix), Path(sys.base_prefix), Path(sys.exec_prefix),
+                  Path(sys.executable).resolve().parent.parent]
+    candidates += [Path(p) for p in sys.path if p]
+    for path in candidates:
+        try:
+            path = path.resolve()
+        except OSError:
+            continue
+        if not path.exists() or path == Path("/"):
+            continue
+        if _holds(path, protected):
+            continue
+        found.append(path)
+    # keep the outermost of nested folders, in a stable order
+    unique = sorted(set(found), key=lambda p: (len(p.parts), str(p)))
+    return [p for i, p in enumerate(unique) if not any(q in p.parents for q in unique[:i])]
+
+
+def _env(policy: Policy) -> dict[str, str]:
+    env = {k: os.environ[k] for k in PASSED_ENV if k in os.environ}
+    env.update({
+        "PATH": os.pathsep.join([str(Path(sys.executable).parent), "/usr/local/bin", "/usr/bin",
+                                 "/bin"]),
+        "HOME": "/tmp/home", "TMPDIR": "/tmp", "PYTHONNOUSERSITE": "1",
+        "MPLCONFIGDIR": "/tmp/home/.mpl", "IPYTHONDIR": "/tmp/home/.ipython",
+        "NUMBA_CACHE_DIR": "/tmp/home/.numba", "CUPY_CACHE_DIR": "/tmp/home/.cupy",
+        "PYTHONPATH": os.pathsep.join(str(p) for p in _pythonpath(policy)),
+    })
+    env.update(policy.env)
+    return env
+
+
+def _pythonpath(policy: Policy) -> list[Path]:
+    """sys.path entries (e.g. from PYTHONPATH) that survive inside, so imports resolve the same."""
+    visible = python_paths(policy.protected) if policy.python else []
+    keep = []
+    for p in os.environ.get("PYTHONPATH", "").split(os.pathsep):
+        if p and any(Path(p).resolve() == v or v in Path(p).resolve().parents for v in visible):
+            keep.append(Path(p).resolve())
+    package_parent = Path(__file__).resolve().parent.parent
+    if policy.python and package_parent not in keep:
+        keep.append(package_parent)
+    return keep
+
+
+def command(argv: list[str], policy: Policy) -> list[str]:
+    """The full command line that runs ``argv`` inside the sandbox described by ``policy``."""
+    exe = bwrap_path() or "bwrap"
+    cmd = [exe, "--unshare-all", "--unshare-user", "--die-with-parent", "--new-session", "--clearenv",
+           "--uid", str(NOBODY), "--gid", str(NOBODY),
+           "--dev", "/dev", "--proc", "/proc", "--tmpfs", "/tmp", "--dir", "/tmp/home"]
+    as_root = os.geteuid() == 0
+    if as_root:
+        cmd += ["--cap-drop", "ALL"]
+    ro: list[Path] = [Path(d) for d in SYSTEM_DIRS if os.path.isdir(d)]
+    workdir = Path(policy.workdir).resolve()
+    # a folder holding the working copy would hide it (e.g. a script's folder in /tmp on sys.path)
+    ro += list(map(Path, policy.extra_ro)) + (
+        python_paths(policy.protected + (workdir, *map(Path, policy.extra_rw))) if policy.python else [])
+    for path in ro:
+        if _holds(path, policy.protected):
+            raise ValueError(f"refusing to show {path} in the sandbox: it holds a protected path")
+        cmd += ["--ro-bind", str(path), str(path)]
+    for link in SYSTEM_LINKS:
+        if os.path.islink(link):
+            cmd += ["--symlink", os.readlink(link), link]
+        elif os.path.isdir(link):
+            cmd += ["--ro-bind", link, link]
+    if os.path.isdir("/sys"):
+        cmd += ["--ro-bind", "/sys", "/sys"]
+    if policy.gpu:
+        for name in sorted(os.listdir("/dev")):
+            if name.startswith(GPU_NODES):
+                cmd += ["--dev-bind", f"/dev/{name}", f"/dev/{name}"]
+    if as_root:
+        for path in _root_only(tuple(ro)):
+            cmd += ["--tmpfs", path] if os.path.isdir(path) else ["--ro-bind", "/dev/null", path]
+    for path in [workdir, *map(Path, policy.extra_rw)]:
+        if path != Path("/"):
+            if _holds(path, policy.protected):
+                raise ValueError(f"refusing to let the sandbox write {path}: it holds a protected path")
+            cmd += ["--bind", str(path), str(path)]
+    for key, value in _env(policy).items():
+        cmd += ["--setenv", key, value]
+    cmd += ["--chdir", str(workdir), "--"]
+    return cmd + list(argv)
+
+
+_root_only_cache: dict[Path, list[str]] = {}
+
+
+def _root_only(trees: tuple[Path, ...]) -> list[str]:
+    """Paths in ``trees`` that others may not read: masked when the grader runs as root, since the
+    sandbox's files are then checked against root's ownership (found once per tree, ~1 s for /usr)."""
+    import stat
+
+    found: list[str] = []
+    for top in trees:
+        if top not in _root_only_cache:
+            hits: list[str] = []
+            for root, dirs, files in os.walk(top):
+                for name in dirs + files:
+                    path = os.path.join(root, name)
+                    try:
+                        mode = os.lstat(path).st_mode
+                    except OSError:
+                        continue
+                    if not stat.S_ISLNK(mode) and not mode & stat.S_IROTH:
+                        hits.append(path)
+                masked = set(hits)
+                dirs[:] = [d for d in dirs if os.path.join(root, d) not in masked]
+            _root_only_cache[top] = hits
+        found += _root_only_cache[top]
+    return found
+
+
+def _child_limits() -> None:  # runs in the child before exec: no core files, bounded file sizes
+    resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
+    resource.setrlimit(resource.RLIMIT_FSIZE, (4 << 30, 4 << 30))
+
+
+class Supervised:
+    """A sandboxed process under a watchdog: killed when it runs too long or holds too much
+    memory (resident memory of its whole process tree, polled every 50 ms)."""
+
+    def __init__(self, argv: list[str], policy: Policy, *, timeout: float, memory_bytes: int,
+                 **popen):
+        import psutil
+
+        self.timeout, self.memory_bytes = timeout, memory_bytes
+        self.killed: str | None = None          # "time" or "memory"
+        self.peak_rss = 0
+        cmd = command(argv, policy)
+        self.start = time.monotonic()
+        self.proc = subprocess.Popen(cmd, preexec_fn=_child_limits, **popen)
+        self._ps = psutil.Process(self.proc.pid)
+        self._stop = threading.Event()
+        self._deadline = self.start + timeout
+        self._thread = threading.Thread(target=self._watch, daemon=True)
+        self._thread.start()
+
+    def deadline_in(self, seconds: float) -> None:
+        """Move the deadline to ``seconds`` from now (the judge sets one per request it sends)."""
+        self._deadline = time.monotonic() + seconds
+
+    def _rss(self) -> int:
+        import psutil
+
+        total = 0
+        try:
+            procs = [self._ps, *self._ps.children(recursive=True)]
+        except psutil.Error:
+            return 0
+        for p in procs:
+            try:
+                total += p.memory_info().rss
+            except psutil.Error:
+                pass
+        return total
+
+    def _watch(self) -> None:
+        while not self._stop.wait(0.05):
+            if self.proc.poll() is not None:
+                return
+            rss = self._rss()
+            self.peak_rss = max(self.peak_rss, rss)
+            if rss > self.memory_bytes:
+                self.kill("memory")
+            elif time.monotonic() > self._deadline:
+                self.kill("time")
+
+    def kill(self, reason: str) -> None:
+        if self.killed is None:
+            self.killed = reason
+        try:
+            self.proc.kill()   # bwrap dies; --die-with-parent and the PID namespace take the rest
+        except ProcessLookupError:
+            pass
+
+    def close(self) -> int:
+        self._stop.set()
+        if self.proc.poll() is None:
+            try:
+                self.proc.wait(timeout=5)
+            except subprocess.TimeoutExpired:
+                self.kill(self.killed or "time")
+                self.proc.wait()
+        return self.proc.returncode

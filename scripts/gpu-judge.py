@@ -1,0 +1,188 @@
+"""The judge on a real GPU (run by scripts/gpu-check judge on the lent H200).
+
+1. every bank entry through the judge (correctness and, for grid_stride, speed): the timing cheats
+   (side stream, pointer cache, patched timers, library fallback) must lose the speed points, the
+   correct entries must keep them;
+2. one correct submission's speed judged N times: the verdict must not change; the spread of its
+   measured time and speedups is recorded;
+3. the cost of judging: seconds per exercise with the judge (fresh sandboxed process, cases sent
+   over) against the same checks made in-process, the way grading worked before the judge.
+
+Results: $OUT/judge-gpu.json, and a table printed last.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+import time
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[1]
+sys.path[:0] = [str(REPO), str(REPO / "tests")]
+
+import numpy as np  # noqa: E402
+
+import autograder as ag  # noqa: E402
+import bank  # noqa: E402
+from autograder import judge, sandbox  # noqa: E402
+from autograder.judge import CheckCall  # noqa: E402
+
+OUT = Path(os.environ.get("OUT", "/tmp/gpu-out"))
+REPEATS = int(os.environ.get("AAG_JUDGE_REPEATS", "10"))
+
+
+def checks_for(exercise: str, speed: bool) -> list[CheckCall]:
+    spec = bank.EXERCISES[exercise]
+    path = f"{spec['module']}.{spec['problem']}"
+    kinds = ["check", "check_hidden"] + (["check_speed"] if speed and spec["speed_id"] else [])
+    return [CheckCall(path, k, spec["func"]) for k in kinds]
+
+
+def cells(entry_code: str) -> list[dict]:
+    return [{"id": "setup", "source": bank.SETUP}, {"id": "solution", "source": entry_code}]
+
+
+def main() -> int:
+    parts = sys.argv[1:] or ["bank", "repeat", "cost", "nbcost"]
+    OUT.mkdir(parents=True, exist_ok=True)
+    settings = judge.Settings(secret="gpu-run-" + os.urandom(8).hex(), sandbox="auto",
+                              protected=(REPO.resolve(),), exec_timeout=300)
+    record = {"device": ag.backend.label, "sandbox": sandbox.unavailable_reason() or "bubblewrap",
+              "versions": _versions(), "bank": [], "repeat": [], "cost": {}}
+    print(f"backend: {ag.backend.label}; sandbox: {record['sandbox']}", flush=True)
+
+    # 1. the bank ("gpu-only": just the entries that need a GPU)
+    chosen = [e for e in bank.entries() if "bank" in parts or ("gpu-only" in parts and e.gpu_only)]
+    for entry in chosen:
+        result = judge.judge_exercise(cells(entry.code), checks_for(entry.exercise, True), settings,
+                                      entry.id)
+        expected_pass = entry.kind == "ok"
+        row = {"id": entry.id, "kind": entry.kind, "gpu_only": entry.gpu_only,
+               "passed": result.passed, "right": result.passed == expected_pass,
+               "seconds": round(result.seconds, 1), "error": result.error[:400],
+               "flags": result.flags, "speed": result.details.get("speed")}
+        record["bank"].append(row)
+        print(f"{'ok ' if row['right'] else 'BAD'} {entry.id:45s} passed={result.passed!s:5s} "
+              f"{result.seconds:6.1f} s  {result.error.splitlines()[0][:90] if result.error else ''}",
+              flush=True)
+
+    # 2. one correct submission's speed verdict, REPEATS times
+    good = next(e for e in bank.entries() if e.exercise == "grid_stride" and e.kind == "ok")
+    speed_only = [CheckCall(f"ch02.vector_add_grid_stride", "check_speed", "vector_add_grid_stride")]
+    for i in range(REPEATS if "repeat" in parts else 0):
+        result = judge.judge_exercise(cells(good.code), speed_only, settings, "repeat")
+        s = result.details.get("speed", {})
+        cpu = (s.get("cpu_baseline") or {}).get("ms")
+        record["repeat"].append({"passed": result.passed, "median_ms": s.get("median_ms"),
+                                 "reference_ms": s.get("reference_ms"), "cpu_ms": cpu,
+                                 "seconds": round(result.seconds, 1), "error": result.error[:300]})
+        print(f"repeat {i + 1}: passed={result.passed} {s.get('median_ms')} ms "
+              f"(reference {s.get('reference_ms')} ms) {result.seconds:.1f} s", flush=True)
+
+    # 3. cost: judged (fresh sandboxed process) vs in-process checks, same correct code
+    for exercise in ("vector_add", "grid_stride") if "cost" in parts else ():
+        entry = next(e for e in bank.entries() if e.exercise == exercise and e.kind == "ok")
+        t0 = time.perf_counter()
+        result = judge.judge_exercise(cells(entry.code), checks_for(exercise, False), settings, "cost")
+        judged = time.perf_counter() - t0
+        ns: dict = {}
+        t0 = time.perf_counter()
+        exec(bank.SETUP + entry.code, ns)
+        problem = getattr(ag.problems, bank.EXERCISES[exercise]["module"])
+        problem = getattr(problem, bank.EXERCISES[exercise]["problem"])
+        problem.check(ns[bank.EXERCISES[exercise]["func"]])
+        problem.check_hidden(ns[bank.EXERCISES[exercise]["func"]])
+        inproc = time.perf_counter() - t0
+        record["cost"][exercise] = {"judged_s": round(judged, 2), "in_process_s": round(inproc, 2),
+                                    "passed": result.passed}
+
+    # 4. cost of a whole `nbgrader autograde` of chapter 2's solution, with and without the judge
+    if "nbcost" in parts:
+        record["nbgrader"] = autograde_cost()
+
+    (OUT / f"judge-gpu-{'-'.join(parts)}.json").write_text(json.dumps(record, indent=1, default=str))
+    _table(record)
+    return 0 if all(r["right"] for r in record["bank"]) else 1
+
+
+def autograde_cost(chapter: str = "ch02_data_parallel") -> dict:
+    """Seconds for one submission's autograde: the course's pipeline (sandboxed kernel + judge)
+    against nbgrader's plain one (kernel with the grader's rights, checks made in that kernel)."""
+    import tempfile
+    import nbgrader_helpers as h
+    out = {}
+    for label, extra in (("with judge", ""), ("without judge", NO_JUDGE)):
+        root = Path(tempfile.mkdtemp(prefix="aag-cost-"))
+        h.make_course(root, [chapter])
+        with open(root / "nbgrader_config.py", "a") as f:
+            f.write(extra)
+        h.prepare(root, chapter)
+        h.submit(root, chapter, "sol", h.read_nb(root / "solutions" / chapter / f"{chapter}.ipynb"))
+        t0 = time.perf_counter()
+        h.nbgrader(root, "autograde", chapter, "--force", timeout=3000)
+        seconds = time.perf_counter() - t0
+        scores = h.grades(root, chapter, "sol")
+        out[label] = {"seconds": round(seconds, 1),
+                      "score": sum(s for s, _ in scores.values()),
+                      "max": sum(m for _, m in scores.values())}
+        print(f"autograde {chapter} {label}: {seconds:.1f} s, {out[label]['score']}/{out[label]['max']}",
+              flush=True)
+    return out
+
+
+NO_JUDGE = """
+# nbgrader's plain pipeline: no judge, the kernel unsandboxed (checks run in the learner's kernel)
+c.Autograde.autograde_preprocessors = [p for p in c.Autograde.autograde_preprocessors
+                                       if p.__name__ != "JudgeSubmission"]
+c.SandboxedKernelManager.sandbox = "off"
+"""
+
+
+def _versions() -> dict:
+    import numba
+    out = {"python": sys.version.split()[0], "numpy": np.__version__, "numba": numba.__version__}
+    try:
+        import numba_cuda
+        out["numba-cuda"] = numba_cuda.__version__
+    except Exception:
+        pass
+    try:
+        import cupy
+        out["cupy"] = cupy.__version__
+    except Exception:
+        pass
+    return out
+
+
+def _table(record: dict) -> None:
+    rows = record["bank"]
+    bad = [r for r in rows if r["kind"] != "ok"]
+    good = [r for r in rows if r["kind"] == "ok"]
+    caught = sum(r["right"] for r in bad)
+    alarms = sum(not r["right"] for r in good)
+    print("\n=== judge on", record["device"], "| sandbox:", record["sandbox"], "===")
+    print(f"bank: caught {caught}/{len(bad)} wrong or cheating, false alarms {alarms}/{len(good)}")
+    for r in rows:
+        if r["gpu_only"] or not r["right"]:
+            print(f"  {'caught' if r['right'] else 'WRONG '} {r['id']}: {r['error'].splitlines()[0][:110] if r['error'] else 'passed'}")
+    rep = record["repeat"]
+    if rep:
+        verdicts = {r["passed"] for r in rep}
+        med = [r["median_ms"] for r in rep if r["median_ms"]]
+        ref = [r["reference_ms"] for r in rep if r["reference_ms"]]
+        cpu = [r["cpu_ms"] for r in rep if r["cpu_ms"]]
+        print(f"repeat x{len(rep)}: verdicts {verdicts}; kernel median {min(med):.4f}-{max(med):.4f} ms; "
+              f"fraction of reference {min(f / m for f, m in zip(ref, med)):.3f}-"
+              f"{max(f / m for f, m in zip(ref, med)):.3f}; speedup vs CPU baseline "
+              f"{min(c / m for c, m in zip(cpu, med)):.1f}-{max(c / m for c, m in zip(cpu, med)):.1f}x; "
+              f"judge seconds {min(r['seconds'] for r in rep)}-{max(r['seconds'] for r in rep)}")
+    for ex, c in record["cost"].items():
+        print(f"cost {ex}: judged {c['judged_s']} s vs in-process {c['in_process_s']} s")
+    for label, c in record.get("nbgrader", {}).items():
+        print(f"autograde ch02 solution {label}: {c['seconds']} s, {c['score']}/{c['max']} points")
+
+
+if __name__ == "__main__":
+    sys.exit(main())

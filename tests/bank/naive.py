@@ -1,0 +1,330 @@
+"""Naive checks: how grading works when the learner's code and the check share one process.
+
+Two kinds, each what a bank entry's ``# naive:`` line can name:
+
+- ``course``: the course's own test cell (``ag.problems.chNN.<problem>.check(fn)`` then
+  ``check_hidden(fn)``, taken verbatim from the chapter source), run in the learner's process: how
+  grading worked before the judge (the instructor's secret seed in ``AAG_SECRET_SEED``, set here).
+- ``allclose``: a typical hand-written course test: fixed ``np.random.default_rng(0)`` inputs, one
+  small size, ``np.allclose(out, expected, rtol=1e-3)``. Written the way such tests usually are,
+  and one realistic style per exercise (they differ on purpose; see each harness):
+
+  ============ ====== ===================================================================
+  exercise     n      style
+  ============ ====== ===================================================================
+  amdahl       8      ``expected`` computed before calling the function
+  thread_ids   1000   128 threads per block, ``expected`` computed before the launch
+  saxpy        1000   the reference is computed AFTER the launch, from the device inputs
+  vector_add   256    host-launcher style, ``expected = x + y`` computed before the call
+  grid_stride  200    2 blocks x 32 threads; the reference goes into a device buffer that is
+                      freed before the output is allocated; on a GPU, a speed check too
+                      (:func:`naive_speed`: n = 2^28, CUDA events on the default stream, best
+                      of three launches on the same buffers, pass within 1.25x a reference)
+  ============ ====== ===================================================================
+
+  (Why n = 200 for grid_stride: in CPU mode a freed buffer keeps its contents only below 1 KiB,
+  NumPy's small-allocation cache; at 256 float32s glibc reuses the block but overwrites its
+  first 16 bytes. Why saxpy's reference is computed afterwards: a harness that computes it first
+  cannot be fooled by a kernel that zeroes its inputs, which is what that exploit shows.)
+
+A third check is not a header value: ``course_speed``, the chapter's own speed cell
+(``check_speed``) run in the learner's process, to see whether the course's timer is fooled too.
+
+``run_naive(entry)`` runs ``SETUP`` + the entry + the naive check as three cells of a fresh
+IPython ``InteractiveShell`` in a subprocess (so ``get_ipython()`` works, and nothing leaks between
+entries), and says whether the check cell *scored*, by nbgrader 0.9.6's rule: the cell scores
+unless its execution failed (nbgrader appends an error output when the kernel's reply is an error,
+even if no traceback was shown), a traceback was shown, or it wrote to stderr.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import io
+import json
+import os
+import subprocess
+import sys
+import tempfile
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+
+import autograder  # noqa: F401  (picks the backend before numba.cuda loads)
+from numba import cuda  # a module global: the CUDA simulator swaps only globals named `cuda`
+
+from . import EXERCISES, ROOT, SETUP, Entry, grading_cell, parse, speed_cell
+
+SECRET = "bank-naive-secret"          # the instructor's secret in naive runs (AAG_SECRET_SEED)
+CHILD_TIMEOUT = 240                   # seconds for one naive run (CPU mode is slow)
+TESTS = Path(__file__).resolve().parents[1]
+
+
+# ---- the course's own check, in the learner's process ------------------------------------------
+
+def naive_course(exercise: str, ns: dict) -> bool:
+    """Run the chapter's real test cell (check + hidden check) in ``ns``; True if nothing raised."""
+    source = grading_cell(exercise)
+    try:
+        exec(compile(source, f"<{EXERCISES[exercise]['test_id']}>", "exec"), ns)
+    except Exception as exc:  # noqa: BLE001 - the verdict of a failed check is an exception
+        print(f"naive course check failed: {type(exc).__name__}: {str(exc)[:500]}")
+        return False
+    return True
+
+
+# ---- typical hand-written tests ----------------------------------------------------------------
+
+_reference = {}
+
+
+def _reference_add():
+    """The harness's own reference kernel (a grid-stride vector add)."""
+    if "add" not in _reference:
+        @cuda.jit
+        def reference_add(x, y, out):
+            for i in range(cuda.grid(1), out.size, cuda.gridsize(1)):
+                out[i] = x[i] + y[i]
+        _reference["add"] = reference_add
+    return _reference["add"]
+
+
+def _allclose_amdahl(amdahl_speedup) -> bool:
+    rng = np.random.default_rng(0)
+    p = rng.uniform(0, 1, 8)
+    s = rng.uniform(1, 100, 8)
+    expected = 1.0 / ((1.0 - p) + p / s)
+    got = np.array([amdahl_speedup(float(a), float(b)) for a, b in zip(p, s)], dtype=np.float64)
+    return bool(np.allclose(got, expected, rtol=1e-3))
+
+
+def _allclose_thread_ids(thread_ids) -> bool:
+    n, threads = 1000, 128
+    blocks = (n + threads - 1) // threads
+    i = np.arange(n)
+    expected = {"block": i // threads, "thread": i % threads, "index": i}
+    d = {k: cuda.device_array(n, dtype=np.int32) for k in expected}
+    thread_ids[blocks, threads](d["block"], d["thread"], d["index"])
+    got = {k: v.copy_to_host() for k, v in d.items()}
+    return all(bool(np.allclose(got[k], expected[k], rtol=1e-3)) for k in expected)
+
+
+def _allclose_saxpy(saxpy) -> bool:
+    n, threads = 1000, 128
+    blocks = (n + threads - 1) // threads
+    rng = np.random.default_rng(0)
+    a = np.float32(2.5)
+    x = rng.random(n, dtype=np.float32)
+    y = rng.random(n, dtype=np.float32)
+    d_x, d_y = cuda.to_device(x), cuda.to_device(y)
+    d_out = cuda.device_array(n, dtype=np.float32)
+    saxpy[blocks, threads](a, d_x, d_y, d_out)
+    out = d_out.copy_to_host()
+    # The reference from the data the kernel worked on (a common habit: "what it was given").
+    expected = a * d_x.copy_to_host() + d_y.copy_to_host()
+    return bool(np.allclose(out, expected, rtol=1e-3))
+
+
+def _allclose_vector_add(add_vectors) -> bool:
+    n = 256
+    rng = np.random.default_rng(0)
+    x = rng.random(n, dtype=np.float32)
+    y = rng.random(n, dtype=np.float32)
+    expected = x + y
+    d_x, d_y = cuda.to_device(x), cuda.to_device(y)
+    d_out = cuda.device_array(n, dtype=np.float32)
+    add_vectors(d_x, d_y, d_out)
+    out = d_out.copy_to_host()
+    return bool(np.allclose(out, expected, rtol=1e-3))
+
+
+def _allclose_grid_stride(kernel) -> bool:
+    n, blocks, threads = 200, 2, 32          # a grid smaller than the data: 64 threads, 200 elements
+    rng = np.random.default_rng(0)
+    x = rng.random(n, dtype=np.float32)
+    y = rng.random(n, dtype=np.float32)
+    d_x, d_y = cuda.to_device(x), cuda.to_device(y)
+    d_ref = cuda.device_array(n, dtype=np.float32)
+    _reference_add()[blocks, threads](d_x, d_y, d_ref)
+    expected = d_ref.copy_to_host()
+    del d_ref                                 # done with the reference: free it
+    d_out = cuda.device_array(n, dtype=np.float32)
+    kernel[blocks, threads](d_x, d_y, d_out)
+    out = d_out.copy_to_host()
+    ok = bool(np.allclose(out, expected, rtol=1e-3))
+    if ok and autograder.backend.is_gpu:
+        ok = naive_speed(kernel)
+    return ok
+
+
+_HARNESS = {
+    "amdahl": _allclose_amdahl,
+    "thread_ids": _allclose_thread_ids,
+    "saxpy": _allclose_saxpy,
+    "vector_add": _allclose_vector_add,
+    "grid_stride": _allclose_grid_stride,
+}
+
+
+def naive_allclose(exercise: str, ns: dict) -> bool:
+    """A typical hand-written test of ``ns[func]``; True if it passes (an exception: False)."""
+    fn = ns[EXERCISES[exercise]["func"]]
+    try:
+        return _HARNESS[exercise](fn)
+    except Exception as exc:  # noqa: BLE001
+        print(f"naive allclose check raised {type(exc).__name__}: {str(exc)[:500]}")
+        return False
+
+
+def naive_speed(kernel, method: str = "events", n: int = 1 << 28, blocks: int = 1024,
+                threads: int = 256, slack: float = 1.25) -> bool:
+    """A naive GPU speed check: one warm-up, then the best of three timed launches of the learner's
+    kernel and of a reference, all on the same buffers, no synchronization between a launch and
+    the next; pass if the learner's time is at most ``slack`` x the reference's.
+    ``method="events"``: CUDA events on the default stream around the launch; ``"perf_counter"``:
+    ``time.perf_counter`` around the launch, without synchronizing the device."""
+    d_x = cuda.to_device(np.full(n, 1.0, np.float32))
+    d_y = cuda.to_device(np.full(n, 2.0, np.float32))
+    d_out = cuda.device_array(n, dtype=np.float32)
+
+    def timed(k) -> float:
+        k[blocks, threads](d_x, d_y, d_out)   # warm-up (the first call compiles)
+        cuda.synchronize()
+        best = float("inf")
+        for _ in range(3):                    # best of three launches, to tame noise
+            if method == "events":
+                start, end = cuda.event(), cuda.event()
+                start.record()
+                k[blocks, threads](d_x, d_y, d_out)
+                end.record()
+                end.synchronize()
+                best = min(best, cuda.event_elapsed_time(start, end))
+            else:
+                t0 = time.perf_counter()
+                k[blocks, threads](d_x, d_y, d_out)
+                best = min(best, (time.perf_counter() - t0) * 1e3)
+        return best
+
+    yours = timed(kernel)
+    reference = timed(_reference_add())
+    cuda.synchronize()
+    print(f"naive speed ({method}): yours {yours:.4f} ms, reference {reference:.4f} ms")
+    return yours <= slack * reference
+
+
+CHECKS = {"course": naive_course, "allclose": naive_allclose}
+# Not a header value: the chapter's own speed cell (check_speed), run in the learner's process.
+COURSE_SPEED = "course_speed"
+
+
+# ---- running an entry in a fresh IPython shell ------------------------------------------------
+
+@dataclass
+class NaiveResult:
+    entry: str
+    check: str
+    scored: bool            # nbgrader would give the check cell its points
+    solution_ok: bool       # the entry's own cell ran without an error
+    check_success: bool     # the check cell's execution result was a success
+    traceback_shown: bool   # a traceback was displayed for the check cell
+    stderr: str             # what the check cell wrote to stderr
+    output: str             # what the check cell printed (tail)
+    seconds: float
+
+    def __str__(self) -> str:
+        state = "SCORED" if self.scored else "no points"
+        return (f"{self.entry} vs {self.check}: {state} (cell success={self.check_success}, "
+                f"traceback={self.traceback_shown}, stderr={bool(self.stderr.strip())}, "
+                f"{self.seconds:.1f} s)")
+
+
+def check_cell(exercise: str, check: str) -> str:
+    """The source of the naive check cell that run_naive executes after the entry."""
+    if check == "course":
+        return grading_cell(exercise)
+    if check == COURSE_SPEED:
+        source = speed_cell(exercise)
+        if source is None:
+            raise ValueError(f"{exercise} has no speed cell")
+        return source
+    if check == "allclose":
+        return (f"assert __bank_naive__.naive_allclose({exercise!r}, globals()), "
+                f"'naive allclose check failed'\n")
+    raise ValueError(f"unknown naive check {check!r}")
+
+
+def run_naive_detail(entry: Entry, check: str | None = None, env: dict | None = None,
+                     timeout: float = CHILD_TIMEOUT) -> NaiveResult:
+    """Run SETUP + entry + naive check in a fresh subprocess; see the module docstring."""
+    check = check or entry.naive
+    if check not in CHECKS and check != COURSE_SPEED:
+        raise ValueError(f"{entry.id}: no naive check {check!r} to run")
+    child_env = dict(os.environ)
+    child_env.pop("AAG_GRADING", None)              # the in-process check must grade here
+    child_env.setdefault("AAG_SECRET_SEED", SECRET)
+    child_env["PYTHONUNBUFFERED"] = "1"
+    child_env.update(env or {})
+    with tempfile.TemporaryDirectory() as tmp:
+        result_path = os.path.join(tmp, "result.json")
+        code = (f"import sys; sys.path.insert(0, {str(TESTS)!r}); "
+                f"from bank.naive import _child; _child()")
+        t0 = time.monotonic()
+        proc = subprocess.run([sys.executable, "-c", code, str(entry.path), check, result_path],
+                              cwd=ROOT, env=child_env, capture_output=True, text=True,
+                              timeout=timeout)
+        seconds = time.monotonic() - t0
+        if not os.path.exists(result_path):
+            raise RuntimeError(f"{entry.id}: the naive run left no result (exit {proc.returncode})"
+                               f"\n--- stdout\n{proc.stdout[-3000:]}\n--- stderr\n{proc.stderr[-3000:]}")
+        data = json.loads(Path(result_path).read_text())
+    return NaiveResult(entry=entry.id, check=check, seconds=seconds, **data)
+
+
+def run_naive(entry: Entry, check: str | None = None, env: dict | None = None) -> bool:
+    """Did the entry score on its naive check (or on ``check``)?"""
+    return run_naive_detail(entry, check, env).scored
+
+
+def _child() -> None:
+    """In the subprocess: three cells in an InteractiveShell, then the result as JSON."""
+    entry_path, check, result_path = sys.argv[1:4]
+    # This module imported autograder before numba.cuda, as a course kernel does: SETUP imports
+    # numba.cuda first, which in a bare process would load the real CUDA target, not CPU mode.
+    from IPython.core.interactiveshell import InteractiveShell
+
+    this = sys.modules[__name__]
+    entry = parse(Path(entry_path))
+    shell = InteractiveShell.instance()
+    shell.user_ns["__bank_naive__"] = this
+    shown: list[str] = []
+    original = shell._showtraceback
+
+    def recording(etype, evalue, stb):
+        shown.append(f"{getattr(etype, '__name__', etype)}: {evalue}")
+        return original(etype, evalue, stb)
+
+    shell._showtraceback = recording
+
+    def run(source: str):
+        shown.clear()
+        out, err = io.StringIO(), io.StringIO()
+        with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+            result = shell.run_cell(source, store_history=True)
+        return result, out.getvalue(), err.getvalue(), bool(shown)
+
+    setup, out, err, _ = run(SETUP)
+    if not setup.success:
+        raise SystemExit(f"the setup cell failed:\n{out}\n{err}")
+    solution, sol_out, sol_err, _ = run(entry.code)
+    result, out, err, traceback_shown = run(check_cell(entry.exercise, check))
+    data = dict(scored=bool(result.success and not traceback_shown and not err.strip()),
+                solution_ok=bool(solution.success), check_success=bool(result.success),
+                traceback_shown=traceback_shown, stderr=err[-2000:],
+                output=(sol_out + sol_err)[-1000:] + "\n---\n" + out[-3000:])
+    with open(result_path, "w") as f:
+        json.dump(data, f)
+    # Learner code may leave threads or patched machinery behind: leave at once.
+    sys.stdout.flush()
+    os._exit(0)

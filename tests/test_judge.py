@@ -1,0 +1,168 @@
+"""The judge on its own (no nbgrader): what it runs, what it sends, how it contains faults.
+
+Learner code is given as notebook cells, as the judge receives it; each exercise runs in a fresh
+student process (sandboxed where bubblewrap works), so these tests also show that one broken
+exercise costs nothing to the next.
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import nbformat
+import pytest
+
+from autograder import judge
+from autograder.judge import CheckCall
+
+REPO = Path(__file__).resolve().parents[1]
+SETUP = "import numpy as np\nfrom numba import cuda\nimport autograder as ag\n"
+GOOD_ADD = '''
+@cuda.jit
+def add_kernel(x, y, out):
+    i = cuda.grid(1)
+    if i < out.size:
+        out[i] = x[i] + y[i]
+
+def add_vectors(x, y, out):
+    add_kernel[(out.size + 127) // 128, 128](x, y, out)
+'''
+VECTOR_ADD = [CheckCall("ch02.vector_add", "check", "add_vectors"),
+              CheckCall("ch02.vector_add", "check_hidden", "add_vectors")]
+
+
+def settings(**kw):
+    kw.setdefault("secret", "test-secret-0123456789")
+    kw.setdefault("exec_timeout", 120)
+    return judge.Settings(**kw)
+
+
+def run(code: str, checks=VECTOR_ADD, **kw):
+    cells = [{"id": "setup", "source": SETUP}, {"id": "solution", "source": code}]
+    return judge.judge_exercise(cells, checks, settings(**kw), "test")
+
+
+# ---- what the judge reads from a grade cell --------------------------------------------------------
+
+def test_parse_checks_finds_course_checks_only():
+    source = ("ag.problems.ch02.vector_add.check(add_vectors)\n"
+              "### BEGIN HIDDEN TESTS\nag.problems.ch02.vector_add.check_hidden(add_vectors)\n"
+              "### END HIDDEN TESTS\nassert add_vectors is not None\nprint(len([1]))\n"
+              "autograder.problems.ch01.saxpy.check_speed(saxpy)\nsomething.check(other)\n")
+    calls = judge.parse_checks(source)
+    assert [(c.problem, c.kind, c.func) for c in calls] == [
+        ("ch02.vector_add", "check", "add_vectors"), ("ch02.vector_add", "check_hidden", "add_vectors"),
+        ("ch01.saxpy", "check_speed", "saxpy")]
+    assert judge.parse_checks("def broken(:\n") == []
+
+
+def test_self_study_adds_the_hidden_check_the_release_lacks():
+    calls = judge.with_hidden([CheckCall("ch02.vector_add", "check", "f")])
+    assert [c.kind for c in calls] == ["check", "check_hidden"]
+
+
+def test_cells_before_skip_tests_isolated_and_hung_cells():
+    nb = nbformat.v4.new_notebook()
+    nb.cells = [nbformat.v4.new_code_cell("a = 1"),
+                nbformat.v4.new_code_cell("%%isolated\nprint(1)"),
+                nbformat.v4.new_code_cell("while True: pass"),
+                nbformat.v4.new_code_cell("ag.problems.ch02.vector_add.check(f)"),
+                nbformat.v4.new_markdown_cell("text"),
+                nbformat.v4.new_code_cell("b = 2"),
+                nbformat.v4.new_code_cell("ag.problems.ch02.vector_add.check(f)")]
+    nb.cells[2].outputs = [nbformat.v4.new_output("error", ename="CellTimeoutError", evalue="",
+                                                  traceback=[])]
+    nb.cells[3].metadata["nbgrader"] = {"grade": True, "grade_id": "t1", "points": 1}
+    nb.cells[6].metadata["nbgrader"] = {"grade": True, "grade_id": "t2", "points": 1}
+    assert [c["source"] for c in judge.cells_before(nb, 6)] == ["a = 1", "b = 2"]
+    assert [g for _, g, _ in judge.grade_cells(nb)] == ["t1", "t2"]
+
+
+# ---- verdicts ---------------------------------------------------------------------------------------
+
+def test_a_correct_submission_passes_and_its_own_kernel_is_seen():
+    result = run(GOOD_ADD)
+    assert result.passed, result.error
+    assert all(n >= 1 for n in result.details["launches"]["check_hidden"])
+    assert not result.flags
+
+
+def test_hidden_failures_show_the_size_and_element_but_not_the_inputs_or_the_seed():
+    wrong = GOOD_ADD.replace("out[i] = x[i] + y[i]", "out[i] = x[i] + y[i] + (i == 40) * 1.0")
+    visible = run(wrong, checks=VECTOR_ADD[:1])
+    assert not visible.passed and "inputs there" in visible.error
+    hidden = run(wrong, checks=VECTOR_ADD[1:])
+    assert not hidden.passed and "hidden tests" in hidden.error
+    assert "`out`[40]" in hidden.error and "expected" in hidden.error
+    assert "inputs there" not in hidden.error and "test-secret" not in hidden.error
+
+
+def test_the_secret_never_reaches_the_student_process(monkeypatch):
+    monkeypatch.setenv("AAG_SECRET_SEED", "test-secret-0123456789")
+    probe = GOOD_ADD + '''
+import os
+leaks = [k for k, v in os.environ.items() if "test-secret" in v or "SECRET" in k]
+assert not leaks, leaks
+'''
+    result = run(probe)
+    assert result.passed, result.error
+    assert result.details["cell_errors"] == []
+
+
+def test_hidden_inputs_change_with_the_secret():
+    from autograder.problems import ch02
+    a = judge._cases(ch02.vector_add, VECTOR_ADD[1], settings(secret="one"))
+    b = judge._cases(ch02.vector_add, VECTOR_ADD[1], settings(secret="two"))
+    assert [c.size for c in a] != [c.size for c in b] or any(
+        (ca.inputs["x"] != cb.inputs["x"]).any() for ca, cb in zip(a, b))
+
+
+@pytest.mark.parametrize("name, body, words", [
+    ("exit", "import os; os._exit(0)", "ended (exit status 0)"),
+    ("crash", "import ctypes; ctypes.string_at(0)", "crashed (signal"),
+    ("hang", "while True: pass", "time limit"),
+    ("huge allocation", "import numpy; numpy.ones(2**29)", "memory"),   # 4 GiB, limit 3
+    ("raises", "raise RuntimeError('boom')", "boom"),
+])
+def test_a_fault_fails_that_exercise_in_plain_words(monkeypatch, name, body, words):
+    monkeypatch.setenv("AAG_CHECK_TIMEOUT", "5")
+    code = GOOD_ADD.replace("def add_vectors(x, y, out):\n",
+                            f"def add_vectors(x, y, out):\n    {body}\n")
+    result = run(code, memory_bytes=3 << 30)
+    assert not result.passed
+    assert words in result.error.lower(), result.error
+    # the next exercise, in a fresh process, is judged normally
+    assert run(GOOD_ADD).passed
+
+
+@pytest.mark.gpu
+def test_an_illegal_memory_access_fails_that_exercise_only():
+    """On a GPU a wild write poisons the CUDA context: the judge says so, and the next exercise
+    (a fresh process, a fresh context) is judged normally."""
+    wild = GOOD_ADD.replace("out[i] = x[i] + y[i]", "out[i + (1 << 34)] = x[i] + y[i]")
+    result = run(wild)
+    assert not result.passed
+    assert "ILLEGAL_ADDRESS" in result.error.upper() or "outside an array" in result.error, result.error
+    assert run(GOOD_ADD).passed
+
+
+def test_a_cell_that_hangs_before_the_exercise_costs_one_time_limit():
+    result = run(GOOD_ADD + "\nwhile True:\n    pass\n", exec_timeout=5)
+    assert not result.passed and "time limit" in result.error
+
+
+# ---- self-study --------------------------------------------------------------------------------------
+
+@pytest.mark.slow
+def test_aag_grade_gives_the_solution_full_marks_and_the_release_none(tmp_path):
+    chapter = "ch01_introduction"
+    for tree, expect in (("solutions", True), ("course", False)):
+        nb = REPO / tree / chapter / f"{chapter}.ipynb"
+        p = subprocess.run([sys.executable, "-m", "autograder", "grade", str(nb), "--json"],
+                           capture_output=True, text=True, timeout=600, cwd=tmp_path)
+        assert p.returncode == 0, p.stderr[-3000:]
+        results = json.loads(p.stdout[p.stdout.index("{"):])
+        assert results and all(r["passed"] is expect for r in results.values()), results

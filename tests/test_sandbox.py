@@ -1,0 +1,162 @@
+"""The sandbox learner code runs in: what it must not reach, and the limits it runs under.
+
+A probe, run exactly as the judge and nbgrader's kernel run learner code, tries each thing a
+cheating submission would try; every attempt must fail, and writing its own working copy (the one
+thing it may do) must work, so a probe that fails for some unrelated reason is caught too.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import socket
+import subprocess
+import sys
+import textwrap
+import threading
+from pathlib import Path
+
+import pytest
+
+from autograder import sandbox
+
+# On a laptop without bubblewrap these skip, saying why; CI installs it (.ci/run), so there a
+# missing sandbox is a failure, not a skip.
+pytestmark = pytest.mark.skipif(sandbox.unavailable_reason() is not None and not os.environ.get("CI"),
+                                reason=f"no sandbox here: {sandbox.unavailable_reason()}")
+
+PROBE = textwrap.dedent(r"""
+    import json, os, socket, sys
+    course, port, home = sys.argv[1], int(sys.argv[2]), sys.argv[3]
+    results = {}
+    def attempt(name, fn):
+        try:
+            fn()
+            results[name] = "reached"
+        except Exception as e:
+            results[name] = type(e).__name__
+    attempt("read gradebook", lambda: open(os.path.join(course, "gradebook.db")).read())
+    attempt("read source", lambda: open(os.path.join(course, "source", "ch", "ch.py")).read())
+    attempt("read config", lambda: open(os.path.join(course, "nbgrader_config.py")).read())
+    attempt("read secret file", lambda: open(os.path.join(course, ".aag", "secret")).read())
+    attempt("list course root", lambda: os.listdir(course) and [] [0])   # non-empty listing fails
+    attempt("list other submissions", lambda: os.listdir(os.path.join(course, "submitted")))
+    attempt("secret in environment", lambda: os.environ["AAG_SECRET_SEED"])
+    attempt("instructor variable", lambda: os.environ["INSTRUCTOR_TOKEN"])
+    # Writes may "succeed" into the sandbox's own scratch space: the test looks outside afterwards.
+    attempt("write course root", lambda: open(os.path.join(course, "planted.txt"), "w").write("x"))
+    attempt("write home", lambda: open(os.path.join(home, "aag-planted.txt"), "w").write("x"))
+    attempt("read shadow", lambda: open("/etc/shadow").read())
+    attempt("write system", lambda: open("/usr/planted.txt", "w").write("x"))
+    attempt("connect host loopback", lambda: socket.create_connection(("127.0.0.1", port), 2))
+    with open("mine.txt", "w") as f:
+        f.write("ok")
+    results["own folder writable"] = open("mine.txt").read()
+    print(json.dumps(results))
+""")
+
+
+@pytest.fixture
+def course(tmp_path):
+    """A course root as an instructor has it, with a submission folder inside."""
+    root = tmp_path / "course"
+    (root / "source" / "ch").mkdir(parents=True)
+    (root / "source" / "ch" / "ch.py").write_text("hidden_tests = True\n")
+    (root / "gradebook.db").write_text("grades")
+    (root / "nbgrader_config.py").write_text("c = get_config()\n")
+    (root / ".aag").mkdir()
+    (root / ".aag" / "secret").write_text("s3cret")
+    work = root / "autograded" / "alice" / "ch"
+    work.mkdir(parents=True)
+    (root / "submitted" / "bob" / "ch").mkdir(parents=True)
+    (work / "probe.py").write_text(PROBE)
+    return root, work
+
+
+@pytest.fixture
+def listener():
+    """A TCP server on the host's loopback: the sandbox must not reach it."""
+    server = socket.socket()
+    server.bind(("127.0.0.1", 0))
+    server.listen()
+    server.settimeout(5)
+    accepted = []
+
+    def serve():
+        try:
+            accepted.append(server.accept())
+        except OSError:
+            pass
+    thread = threading.Thread(target=serve, daemon=True)
+    thread.start()
+    yield server.getsockname()[1], accepted
+    server.close()
+
+
+def test_learner_code_reaches_nothing_of_the_grader(course, listener, monkeypatch):
+    root, work = course
+    port, accepted = listener
+    monkeypatch.setenv("AAG_SECRET_SEED", "s3cret")
+    monkeypatch.setenv("INSTRUCTOR_TOKEN", "t0ken")
+    policy = sandbox.Policy(workdir=work, protected=(root.resolve(),))
+    home = Path.home()
+    p = subprocess.run(sandbox.command([sys.executable, "probe.py", str(root), str(port), str(home)],
+                                       policy), capture_output=True, text=True, timeout=120)
+    assert p.returncode == 0, p.stderr
+    results = json.loads(p.stdout.strip().splitlines()[-1])
+    assert results.pop("own folder writable") == "ok"
+    results.pop("write course root"), results.pop("write home")
+    reached = [name for name, how in results.items() if how == "reached"]
+    assert not reached, f"the sandbox let learner code {reached}"
+    assert not (root / "planted.txt").exists(), "learner code wrote into the course root"
+    assert not (home / "aag-planted.txt").exists(), "learner code wrote into the grader's home"
+    assert not accepted, "the sandbox connected to a server on the host"
+    assert (work / "mine.txt").read_text() == "ok"
+
+
+def test_the_course_package_and_numba_import_inside(course):
+    root, work = course
+    policy = sandbox.Policy(workdir=work, protected=(root.resolve(),))
+    code = "import autograder, numba, numpy; print(autograder.backend.name)"
+    p = subprocess.run(sandbox.command([sys.executable, "-c", code], policy),
+                       capture_output=True, text=True, timeout=300)
+    assert p.returncode == 0, p.stderr[-3000:]
+    assert p.stdout.strip().splitlines()[-1] in {"cpu", "cuda", "hip"}
+
+
+def test_refuses_to_show_a_folder_that_holds_a_protected_one(course):
+    root, work = course
+    with pytest.raises(ValueError):
+        sandbox.command(["true"], sandbox.Policy(workdir=work, protected=(root.resolve(),),
+                                                 extra_ro=(root.parent,)))
+    with pytest.raises(ValueError):
+        sandbox.command(["true"], sandbox.Policy(workdir=root, protected=(root.resolve() / "source",)))
+
+
+def test_python_paths_never_include_the_course_root(course, monkeypatch):
+    root, work = course
+    monkeypatch.syspath_prepend(str(root))
+    paths = sandbox.python_paths((root.resolve(),))
+    assert all(root.resolve() != p and root.resolve() not in p.parents for p in paths)
+    assert all(p not in root.resolve().parents for p in paths)
+
+
+@pytest.mark.parametrize("code, timeout, reason", [
+    ("import numpy as np; x = np.ones(3 * 2**30 // 16); import time; time.sleep(60)", 30, "memory"),
+    ("import time; time.sleep(60)", 3, "time"),
+])
+def test_the_watchdog_stops_a_process_over_its_limits(tmp_path, code, timeout, reason):
+    policy = sandbox.Policy(workdir=tmp_path)
+    s = sandbox.Supervised([sys.executable, "-c", code], policy, timeout=timeout,
+                           memory_bytes=1 << 30, stdout=subprocess.DEVNULL)
+    s.proc.wait(timeout=60)
+    s.close()
+    assert s.killed == reason
+
+
+def test_a_process_within_its_limits_is_left_alone(tmp_path):
+    policy = sandbox.Policy(workdir=tmp_path)
+    s = sandbox.Supervised([sys.executable, "-c", "print(sum(range(10)))"], policy, timeout=60,
+                           memory_bytes=2 << 30, stdout=subprocess.PIPE)
+    out, _ = s.proc.communicate(timeout=60)
+    assert s.close() == 0 and s.killed is None and out.strip() == b"45"
