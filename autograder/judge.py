@@ -139,20 +139,26 @@ class StudentProcess:
         else:
             self.work.mkdir()
         os.chmod(self.dir, 0o700)
-        argv = [sys.executable, "-m", "autograder.runner"]
+        # -P: the working folder is not put first on sys.path, so a learner's file named
+        # numpy.py or autograder.py cannot replace what the harness imports (the runner adds the
+        # folder at the end once the harness is set up, for the learner's own helper modules).
+        argv = [sys.executable, "-P", "-m", "autograder.runner"]
         env = {"AAG_GRADING": "judge", "MPLBACKEND": "Agg", "PYTHONUNBUFFERED": "1"}
         from . import device
         env["AAG_BACKEND"] = device.current().name
-        use = _use_sandbox(settings)
-        if use:
+        self.sandboxed = sandbox.use(settings.sandbox, "c.JudgeSubmission.sandbox")
+        popen: dict = {}
+        if self.sandboxed:
             policy = sandbox.Policy(workdir=self.work, protected=settings.protected, env=env)
-            self.proc = sandbox.Supervised(argv, policy, timeout=settings.exec_timeout,
-                                           memory_bytes=settings.memory_bytes,
-                                           stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-                                           stderr=subprocess.PIPE)
-        else:
-            self.proc = _Unsandboxed(argv, self.work, env, settings)
-        self.sandboxed = use
+        else:   # a plain child: same environment minus the secret, the package importable
+            policy = None
+            plain = {k: v for k, v in os.environ.items() if not k.startswith("AAG_SECRET")}
+            plain["PYTHONPATH"] = os.pathsep.join(
+                [str(Path(__file__).resolve().parent.parent), plain.get("PYTHONPATH", "")])
+            popen = {"cwd": self.work, "env": {**plain, **env}}
+        self.proc = sandbox.Supervised(argv, policy, timeout=settings.exec_timeout,
+                                       memory_bytes=settings.memory_bytes, stdin=subprocess.PIPE,
+                                       stdout=subprocess.PIPE, stderr=subprocess.PIPE, **popen)
 
     def send(self, obj: dict) -> None:
         self.proc.proc.stdin.write((json.dumps(obj) + "\n").encode())
@@ -226,62 +232,6 @@ class StudentProcess:
 
 class StudentGone(Exception):
     """The student process died, hung or broke the protocol."""
-
-
-class _Unsandboxed:
-    """Self-study on a machine without bubblewrap: a plain child process, same watchdog."""
-
-    def __init__(self, argv, workdir, env, settings):
-        import threading
-        self.memory_bytes = settings.memory_bytes
-        full_env = {k: v for k, v in os.environ.items() if not k.startswith("AAG_SECRET")}
-        full_env.update(env)
-        full_env["PYTHONPATH"] = os.pathsep.join(
-            [str(Path(__file__).resolve().parent.parent), full_env.get("PYTHONPATH", "")])
-        self.proc = subprocess.Popen(argv, cwd=workdir, env=full_env, stdin=subprocess.PIPE,
-                                     stdout=subprocess.PIPE, stderr=subprocess.PIPE)
-        self.killed = None
-        self._deadline = time.monotonic() + settings.exec_timeout
-        self._stop = threading.Event()
-        threading.Thread(target=self._watch, daemon=True).start()
-
-    def deadline_in(self, seconds):
-        self._deadline = time.monotonic() + seconds
-
-    def _watch(self):
-        import psutil
-        ps = psutil.Process(self.proc.pid)
-        while not self._stop.wait(0.05) and self.proc.poll() is None:
-            try:
-                rss = sum(p.memory_info().rss for p in [ps, *ps.children(recursive=True)])
-            except psutil.Error:
-                continue
-            if rss > self.memory_bytes:
-                self.killed = self.killed or "memory"
-                self.proc.kill()
-            elif time.monotonic() > self._deadline:
-                self.killed = self.killed or "time"
-                self.proc.kill()
-
-    def close(self):
-        self._stop.set()
-        try:
-            self.proc.wait(timeout=5)
-        except subprocess.TimeoutExpired:
-            self.proc.kill()
-            self.proc.wait()
-        return self.proc.returncode
-
-
-def _use_sandbox(settings: Settings) -> bool:
-    if settings.sandbox == "off":
-        return False
-    reason = sandbox.unavailable_reason()
-    if reason and settings.sandbox == "require":
-        raise sandbox.SandboxUnavailable(
-            f"the judge must run learner code in a sandbox, and {reason}. (To grade without one, "
-            "knowing that learner code then runs with your rights: c.JudgeSubmission.sandbox = 'off'.)")
-    return reason is None
 
 
 # ---- judging one exercise ----------------------------------------------------------------------------
@@ -656,6 +606,11 @@ def main(argv: list[str] | None = None) -> int:
     results, total, earned = {}, 0.0, 0.0
     for number, (index, grade_id, checks) in enumerate(cells, 1):
         points = float(nb.cells[index].metadata["nbgrader"].get("points", 0))
+        if not _gpu() and all(c.kind == "check_speed" for c in checks):
+            if not args.json:
+                print(f"[{number}/{len(cells)}] {grade_id} ({points:g} pt): needs a GPU to time "
+                      "anything; not counted here")
+            continue
         if not args.json:
             print(f"[{number}/{len(cells)}] {grade_id} ({points:g} pt) ...", end=" ", flush=True)
         result = judge_exercise(cells_before(nb, index), with_hidden(checks), settings, grade_id,

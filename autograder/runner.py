@@ -323,6 +323,7 @@ def main() -> None:
     except Exception:
         send({"op": "hello", "error": traceback.format_exc()[-2000:]})
         raise
+    sys.path.append(os.getcwd())   # the learner's own modules, after everything installed
     send({"op": "hello", "backend": device.current().name})
     case_number = 0
     for line in proto_in:

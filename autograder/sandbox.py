@@ -225,18 +225,32 @@ def _child_limits() -> None:  # runs in the child before exec: no core files, bo
     resource.setrlimit(resource.RLIMIT_FSIZE, (4 << 30, 4 << 30))
 
 
-class Supervised:
-    """A sandboxed process under a watchdog: killed when it runs too long or holds too much
-    memory (resident memory of its whole process tree, polled every 50 ms)."""
+def use(mode: str, setting: str) -> bool:
+    """Whether to sandbox, for a setting of ``require`` (refuse to go on without a sandbox),
+    ``auto`` (sandbox where it works) or ``off``; ``setting`` names the option in messages."""
+    if mode == "off":
+        return False
+    reason = unavailable_reason()
+    if reason and mode == "require":
+        raise SandboxUnavailable(
+            f"learner code must run in a sandbox, and {reason}. (To run it with your rights "
+            f"instead, knowing what that allows: {setting} = 'off'.)")
+    return reason is None
 
-    def __init__(self, argv: list[str], policy: Policy, *, timeout: float, memory_bytes: int,
-                 **popen):
+
+class Supervised:
+    """A process under a watchdog: killed when it runs too long or holds too much memory
+    (resident memory of its whole process tree, polled every 50 ms). In the sandbox given by
+    ``policy``, or, with ``policy=None``, as a plain child (self-study without bubblewrap)."""
+
+    def __init__(self, argv: list[str], policy: Policy | None, *, timeout: float,
+                 memory_bytes: int, **popen):
         import psutil
 
         self.timeout, self.memory_bytes = timeout, memory_bytes
         self.killed: str | None = None          # "time" or "memory"
         self.peak_rss = 0
-        cmd = command(argv, policy)
+        cmd = command(argv, policy) if policy is not None else list(argv)
         self.start = time.monotonic()
         self.proc = subprocess.Popen(cmd, preexec_fn=_child_limits, **popen)
         self._ps = psutil.Process(self.proc.pid)

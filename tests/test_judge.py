@@ -166,3 +166,14 @@ def test_aag_grade_gives_the_solution_full_marks_and_the_release_none(tmp_path):
         assert p.returncode == 0, p.stderr[-3000:]
         results = json.loads(p.stdout[p.stdout.index("{"):])
         assert results and all(r["passed"] is expect for r in results.values()), results
+
+
+def test_a_file_in_the_submission_folder_cannot_replace_the_harness(tmp_path):
+    """A learner's numpy.py or autograder.py beside the notebook is not imported by the harness."""
+    (tmp_path / "autograder.py").write_text("raise SystemExit('the harness imported my file')\n")
+    (tmp_path / "helper.py").write_text("VALUE = 42\n")
+    cells = [{"id": "setup", "source": SETUP},
+             {"id": "solution", "source": "import helper\nassert helper.VALUE == 42\n" + GOOD_ADD}]
+    result = judge.judge_exercise(cells, VECTOR_ADD, settings(), "test", files_from=tmp_path)
+    assert result.passed, result.error
+    assert result.details["cell_errors"] == []

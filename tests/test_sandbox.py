@@ -112,6 +112,15 @@ def test_learner_code_reaches_nothing_of_the_grader(course, listener, monkeypatc
     assert not (home / "aag-planted.txt").exists(), "learner code wrote into the grader's home"
     assert not accepted, "the sandbox connected to a server on the host"
     assert (work / "mine.txt").read_text() == "ok"
+    # The probe is live: run without the sandbox, it reaches the grader's files and secret.
+    elsewhere = root.parent / "not-home"
+    elsewhere.mkdir()
+    bare = subprocess.run([sys.executable, "probe.py", str(root), str(port), str(elsewhere)],
+                          cwd=work, capture_output=True, text=True, timeout=120)
+    unsandboxed = json.loads(bare.stdout.strip().splitlines()[-1])
+    assert {k for k, v in unsandboxed.items() if v == "reached"} >= {
+        "read gradebook", "read source", "read config", "read secret file", "secret in environment"}
+    (root / "planted.txt").unlink(missing_ok=True)
 
 
 def test_the_course_package_and_numba_import_inside(course):
@@ -160,3 +169,37 @@ def test_a_process_within_its_limits_is_left_alone(tmp_path):
                            memory_bytes=2 << 30, stdout=subprocess.PIPE)
     out, _ = s.proc.communicate(timeout=60)
     assert s.close() == 0 and s.killed is None and out.strip() == b"45"
+
+
+@pytest.mark.slow
+def test_nbgrader_kernel_at_autograde_reaches_nothing_of_the_grader(tmp_path, listener):
+    """The same probe as a learner's solution cell, run by a real `nbgrader autograde`: the
+    kernel nbgrader starts (not only the judge's process) is sandboxed."""
+    import nbgrader_helpers as h
+
+    port, accepted = listener
+    chapter = h.FIXTURE_CHAPTER
+    root = h.make_course(tmp_path / "course", [chapter])
+    h.prepare(root, chapter)
+    release = h.read_nb(root / "course" / chapter / f"{chapter}.ipynb")
+    probe = PROBE.replace("course, port, home = sys.argv[1], int(sys.argv[2]), sys.argv[3]",
+                          f"course, port, home = {str(root)!r}, {port}, {str(Path.home())!r}")
+    nb = h.mutate(release, "add", "", "")
+    h.cell_by_id(nb, "add").source = probe + "\ndef add(a, b):\n    return a + b\n"
+    h.submit(root, chapter, "prober", nb)
+    (root / "source" / "ch").mkdir()                      # what the probe looks for
+    (root / "source" / "ch" / "ch.py").write_text("hidden_tests = True\n")
+    (root / ".aag").mkdir(exist_ok=True)
+    (root / ".aag" / "secret").write_text("s3cret")
+    h.nbgrader(root, "autograde", chapter, "--force",
+               environ=h.env(AAG_SECRET_SEED="s3cret", INSTRUCTOR_TOKEN="t0ken"))
+    graded = h.read_nb(root / "autograded" / "prober" / chapter / f"{chapter}.ipynb")
+    text = "".join(o.get("text", "") for o in h.cell_by_id(graded, "add").outputs)
+    results = json.loads(text.strip().splitlines()[-1])
+    assert results.pop("own folder writable") == "ok"
+    results.pop("write course root"), results.pop("write home")
+    reached = [name for name, how in results.items() if how == "reached"]
+    assert not reached, f"nbgrader's kernel let learner code {reached}"
+    assert not (root / "planted.txt").exists() and not (Path.home() / "aag-planted.txt").exists()
+    assert not accepted
+    assert h.grades(root, chapter, "prober")["add_test"] == (2, 2)   # and it was still graded

@@ -45,14 +45,7 @@ class SandboxedKernelManager(AsyncKernelManager):
             self.connection_file = os.path.join(self._sockets, "connection.json")
 
     def _use_sandbox(self) -> bool:
-        if self.sandbox == "off":
-            return False
-        reason = sandbox.unavailable_reason()
-        if reason and self.sandbox == "require":
-            raise sandbox.SandboxUnavailable(
-                f"autograde runs submissions in a sandbox, and {reason}. (To run them with your "
-                "rights instead: c.SandboxedKernelManager.sandbox = 'off'.)")
-        return reason is None
+        return sandbox.use(self.sandbox, "c.SandboxedKernelManager.sandbox")
 
     def _protected(self) -> tuple[Path, ...]:
         paths = self.protected_paths or [os.getcwd()]
