@@ -298,7 +298,7 @@ def _judge_cases(student: StudentProcess, problem, call: CheckCall, settings: Se
                  result: CellResult) -> Verdict:
     hidden = call.kind == "check_hidden"
     cases = _cases(problem, call, settings)
-    launches = []
+    launches, copies = [], []
     for i, case in enumerate(cases):
         arrays, scalars = encode_scalars(case.inputs)
         name = f"inputs-{call.kind}-{i}.npz"
@@ -316,6 +316,7 @@ def _judge_cases(student: StudentProcess, problem, call: CheckCall, settings: Se
             msg = {}
         verdict = problem.judge(case, outcome, show_inputs=not hidden)
         launches.append(msg.get("student_launches", 0))
+        copies.append(msg.get("d2h", 0))   # for the instructor: inputs copied back to the host?
         if verdict.passed and problem.on_device and outcome.error is None:
             verdict = _launch_verdict(problem, case, msg) or verdict
         if not verdict.passed:
@@ -326,6 +327,7 @@ def _judge_cases(student: StudentProcess, problem, call: CheckCall, settings: Se
                 verdict.hint = verdict.hint or describe_exception(outcome.error, "crash")
             return verdict
     result.details.setdefault("launches", {})[call.kind] = launches
+    result.details.setdefault("copies_to_host", {})[call.kind] = copies
     plural = "s" * (len(cases) != 1)
     if hidden:
         return Verdict(problem.name, True, message=f"hidden tests ({len(cases)} case{plural})")

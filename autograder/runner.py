@@ -22,7 +22,6 @@ import copy
 import json
 import os
 import sys
-import time
 import traceback
 from pathlib import Path
 
@@ -82,7 +81,6 @@ class Harness:
         from numba import cuda
 
         from . import device
-        from .problem import _synchronize
 
         self.gpu = device.current().is_gpu
         self.cuda = cuda
@@ -96,8 +94,6 @@ class Harness:
             event_class = type(cuda.event())
             self._record, self._event_sync = event_class.record, event_class.synchronize
             self._elapsed = driver.event_elapsed_time
-        self._perf = time.perf_counter
-        self._synchronize = _synchronize
         self.recording = False
         self.launches: list[tuple[str, bool]] = []     # (kernel name, is the learner's own)
         self.d2h = 0
@@ -293,6 +289,11 @@ def _trusted_roots() -> list[Path]:
     for p in sys.path:
         if p and "site-packages" in p:
             roots.add(Path(p).resolve())
+    import importlib.util
+    for name in ("numba", "numba_cuda", "numpy", "cupy"):   # wherever they were installed
+        spec = importlib.util.find_spec(name)
+        if spec is not None and spec.origin:
+            roots.add(Path(spec.origin).resolve().parent.parent)
     return sorted(roots)
 
 
