@@ -100,8 +100,9 @@ def _holds(folder: Path, protected: tuple[Path, ...]) -> bool:
 
 
 def python_paths(protected: tuple[Path, ...] = ()) -> list[Path]:
-    """Folders the interpreter needs, read-only; a folder holding a protected path is replaced by
-    the ``autograder`` package found in it (an editable install from the course repository)."""
+    """Folders the interpreter needs, read-only: its prefixes and ``sys.path``, leaving out any
+    folder that holds a protected path; the ``autograder`` package itself is always shown (from an
+    editable install it lives in the course repository, whose other files stay hidden)."""
     package = Path(__file__).resolve().parent
     found: list[Path] = [package]
     candidates = [Path(sys.prefix), Path(sys.base_prefix), Path(sys.exec_prefix),
