@@ -92,6 +92,10 @@ def describe_exception(error: str, kind: str | None) -> str:
         t, b, idx, size = m.group(1), m.group(4), m.group(7), m.group(9)
         return (f"thread {t} of block {b} used index {idx} on an array of {size} elements. The grid "
                 f"has more threads than elements: guard the body with `if i < n:` (n = the length).")
+    if "shared-memory race" in error:
+        return ("two threads used the same shared-memory element between the same two barriers. "
+                "Put cuda.syncthreads() after the threads write a tile and before any thread reads "
+                "it, and again after the reads, before the tile is overwritten.")
     if kind == "hang":
         return ("the run never finished: a loop whose index never reaches its bound (a grid-stride "
                 "loop must add the stride each pass) or threads waiting on each other.")

@@ -3,7 +3,8 @@
 Inside a simulated kernel, ``cuda`` is a ``FakeCUDAModule`` built per launch. The course wraps its
 constructor once, so each launch's module gets the course's extensions: functions registered with
 :func:`extension` that receive the fake module and may add attributes (warp
-intrinsics, access recording and a shared-memory race detector build on the same hook).
+intrinsics build on the same hook; :mod:`autograder.races` records shared-memory accesses through it
+and stops a launch with a race).
 """
 
 from __future__ import annotations
@@ -43,3 +44,5 @@ def install(warp_size: int = 32) -> None:
     kernelapi.FakeCUDAModule.warpsize = property(lambda self: _state["warp_size"])
     kernel.FakeCUDAModule = kernelapi.FakeCUDAModule
     _state["installed"] = True
+    from . import races
+    races.install()

@@ -1,0 +1,239 @@
+"""Shared-memory races, caught in CPU mode every time.
+
+On a GPU, a tiled kernel that is missing a ``cuda.syncthreads()`` is wrong, but whether a run shows
+it depends on timing. In the simulator the order of threads depends on Python's scheduler, so such
+a kernel may pass. This module makes CPU mode deterministic about it: every read and write of a
+``cuda.shared.array`` is recorded with the thread that made it and the *barrier interval* it
+happened in (how many ``syncthreads`` that thread has passed). Two different threads of a block
+touching the same element in the same interval, at least one of them writing, is a race, whatever
+order the threads ran in; the launch stops with :class:`SharedMemoryRace`, naming both threads, the
+element and the two lines.
+
+Atomic operations (``cuda.atomic.*``) on shared memory do not race with each other, but do with a
+plain read or write of the same element in the same interval.
+
+The recording is reusable: inside ``with record() as accesses:`` every shared-memory access of the
+simulated launches is appended to ``accesses`` (block, thread, interval, array, element, kind,
+line), for pictures of who touched what and when. Disable detection with ``AAG_RACE_CHECK=0``.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import linecache
+import os
+import re
+import sys
+import threading
+from dataclasses import dataclass
+
+import numpy as np
+
+RACE_CHECK_ENV = "AAG_RACE_CHECK"
+
+
+class SharedMemoryRace(RuntimeError):
+    """Two threads touched one shared-memory element between the same two barriers."""
+
+
+@dataclass(frozen=True)
+class Access:
+    block: tuple[int, int, int]
+    thread: tuple[int, int, int]
+    interval: int          # barriers this thread had passed
+    array: str             # the shared array's name (from the line that created it)
+    element: tuple[int, ...]
+    kind: str              # "read", "write" or "atomic"
+    line: int
+
+
+_local = threading.local()      # per simulated thread: inside an atomic operation?
+_state: dict = {"recording": None, "installed": False}
+
+
+def enabled() -> bool:
+    return os.environ.get(RACE_CHECK_ENV, "1") != "0"
+
+
+@contextlib.contextmanager
+def record():
+    """Collect every shared-memory access made by simulated launches inside the block."""
+    accesses: list[Access] = []
+    previous, _state["recording"] = _state["recording"], accesses
+    try:
+        yield accesses
+    finally:
+        _state["recording"] = previous
+
+
+class _Tracker:
+    """Who touched which element of one shared array, per block and barrier interval."""
+
+    def __init__(self, name: str, shape: tuple[int, ...]):
+        self.name = name
+        self.shape = shape
+        self.flat = np.arange(int(np.prod(shape)) if shape else 1).reshape(shape)
+        self.block = None
+        # (interval, flat index) -> {"write": {thread: line}, "read": {...}, "atomic": {...}}
+        self.seen: dict[tuple[int, int], dict[str, dict]] = {}
+        self.lock = threading.Lock()
+
+    def touch(self, key, kind: str, line: int) -> None:
+        thread = threading.current_thread()
+        tid = getattr(thread, "threadIdx", None)
+        if tid is None:          # not a simulated thread
+            return
+        tid, bid = tuple(tid), tuple(thread.blockIdx)
+        interval = getattr(thread, "_aag_interval", 0)
+        if getattr(_local, "atomic", False):
+            kind = "atomic"
+        elements = np.atleast_1d(self.flat[key]).reshape(-1)
+        log = _state["recording"]
+        with self.lock:
+            if bid != self.block:          # blocks run one after another in the simulator
+                self.block, self.seen = bid, {}
+            for flat in elements.tolist():
+                if log is not None:
+                    log.append(Access(bid, tid, interval, self.name, self._element(flat), kind, line))
+                if enabled():
+                    self._check(interval, flat, tid, bid, kind, line)
+
+    def _element(self, flat: int) -> tuple[int, ...]:
+        return tuple(int(i) for i in np.unravel_index(flat, self.shape)) if self.shape else ()
+
+    def _check(self, interval, flat, tid, bid, kind, line) -> None:
+        entry = self.seen.setdefault((interval, flat), {"write": {}, "read": {}, "atomic": {}})
+        clashes = {"write": ("write", "read", "atomic"), "read": ("write", "atomic"),
+                   "atomic": ("write", "read")}[kind]
+        for other_kind in clashes:
+            for other, other_line in entry[other_kind].items():
+                if other != tid:
+                    raise SharedMemoryRace(self._message(bid, flat, tid, kind, line, other,
+                                                         other_kind, other_line))
+        entry[kind].setdefault(tid, line)
+
+    def _message(self, bid, flat, tid, kind, line, other, other_kind, other_line) -> str:
+        where = ", ".join(map(str, self._element(flat)))
+        verb = {"write": "wrote", "read": "read", "atomic": "updated (atomically)"}
+
+        def show(n):
+            text = linecache.getline(_state.get("file", ""), n).strip()
+            return f"line {n}" + (f" `{text}`" if text else "")
+        return (f"shared-memory race on `{self.name}`[{where}] in block {_dim(bid)}: thread "
+                f"{_dim(other)} {verb[other_kind]} it ({show(other_line)}) and thread {_dim(tid)} "
+                f"{verb[kind]} it ({show(line)}) with no cuda.syncthreads() between them")
+
+
+def _dim(t) -> str:
+    t = tuple(t)
+    while len(t) > 1 and t[-1] == 0:
+        t = t[:-1]
+    return f"({', '.join(map(str, t))})" if len(t) > 1 else str(t[0])
+
+
+class SharedArray(np.ndarray):
+    """A shared array that reports each element access to its tracker."""
+
+    _tracker: _Tracker | None = None
+
+    def __array_finalize__(self, obj):
+        self._tracker = None   # views and results of arithmetic are plain values
+
+    def __getitem__(self, key):
+        if self._tracker is not None:
+            frame = sys._getframe(1)
+            _state["file"] = frame.f_code.co_filename
+            self._tracker.touch(key, "read", frame.f_lineno)
+        return np.ndarray.__getitem__(self, key)
+
+    def __setitem__(self, key, value):
+        if self._tracker is not None:
+            frame = sys._getframe(1)
+            _state["file"] = frame.f_code.co_filename
+            self._tracker.touch(key, "write", frame.f_lineno)
+        np.ndarray.__setitem__(self, key, value)
+
+
+def _as_dtype(dtype) -> np.dtype:
+    from numba.core import types
+    from numba.np import numpy_support
+    return numpy_support.as_dtype(dtype) if isinstance(dtype, types.Type) else np.dtype(dtype)
+
+
+def _name_at(frame) -> str:
+    text = linecache.getline(frame.f_code.co_filename, frame.f_lineno)
+    m = re.match(r"\s*(\w+)\s*=", text)
+    return m.group(1) if m else f"shared array of line {frame.f_lineno}"
+
+
+class _RecordingShared:
+    """Stands in for the simulator's ``cuda.shared``: same arrays, wrapped for tracking."""
+
+    def __init__(self, inner):
+        self._inner = inner
+        self._arrays: dict[tuple, SharedArray] = {}
+        self._lock = threading.Lock()
+
+    def array(self, shape, dtype, alignment=None):
+        frame = sys._getframe(1)
+        raw = None
+        if shape == 0 or alignment is not None:     # dynamic shared memory: one buffer for all
+            raw = self._inner.array(shape, dtype, alignment)
+            site = ("dynamic", raw.dtype.str)
+        else:   # one array per line that creates it, as in the simulator
+            site = (frame.f_code.co_filename, frame.f_lineno)
+        with self._lock:
+            wrapped = self._arrays.get(site)
+            if wrapped is None:
+                if raw is None:
+                    raw = np.empty(shape, _as_dtype(dtype))
+                wrapped = raw.view(SharedArray)
+                wrapped._tracker = _Tracker(_name_at(frame), raw.shape)
+                self._arrays[site] = wrapped
+        return wrapped
+
+    def __getattr__(self, name):
+        return getattr(self._inner, name)
+
+
+class _AtomicMarking:
+    """Stands in for ``cuda.atomic``: marks the accesses an atomic operation makes."""
+
+    def __init__(self, inner):
+        self._inner = inner
+
+    def __getattr__(self, name):
+        fn = getattr(self._inner, name)
+        if not callable(fn):
+            return fn
+
+        def atomic(*args, **kwargs):
+            _local.atomic = True
+            try:
+                return fn(*args, **kwargs)
+            finally:
+                _local.atomic = False
+        return atomic
+
+
+def _extend(module) -> None:
+    module._shared = _RecordingShared(module._shared)
+    module._atomic = _AtomicMarking(module._atomic)
+
+
+def install() -> None:
+    """Hook the simulator (CPU mode only): track shared arrays and count barrier intervals."""
+    if _state["installed"]:
+        return
+    from numba.cuda.simulator import kernel
+
+    from . import cpu_mode
+
+    sync = kernel.BlockThread.syncthreads
+
+    def syncthreads(self):
+        sync(self)
+        self._aag_interval = getattr(self, "_aag_interval", 0) + 1
+    kernel.BlockThread.syncthreads = syncthreads
+    cpu_mode.extension(_extend)
+    _state["installed"] = True
