@@ -88,6 +88,13 @@ def describe_exception(error: str, kind: str | None) -> str:
     """A hint for a run that raised, hung or crashed."""
     m = re.search(r"tid=\[(\d+), (\d+), (\d+)\] ctaid=\[(\d+), (\d+), (\d+)\]: index (-?\d+) is out of "
                   r"bounds for axis (\d+) with size (\d+)", error)
+    if m and (m.group(2) != "0" or m.group(5) != "0" or m.group(8) != "0"):
+        # A 2-D grid (a thread or block with y > 0) or a 2-D array (an axis other than 0).
+        tx, ty, bx, by, idx, axis, size = (m.group(k) for k in (1, 2, 4, 5, 7, 8, 9))
+        return (f"thread (x={tx}, y={ty}) of block (x={bx}, y={by}) used index {idx} on axis "
+                f"{axis}, which has {size} elements. Guard both coordinates (`if row < rows and "
+                f"col < cols:`), and check that each index runs over its own dimension: the "
+                f"column comes from x, the row from y, and a loop bound from the matching shape.")
     if m:
         t, b, idx, size = m.group(1), m.group(4), m.group(7), m.group(9)
         return (f"thread {t} of block {b} used index {idx} on an array of {size} elements. The grid "
@@ -157,6 +164,11 @@ def _compare_array(problem, case, name, exp, got, tol) -> Verdict | None:
             return Verdict(problem, False, case, f"nothing was written to `{name}`",
                            "was the kernel launched (`kernel[blocks, threads](...)`), and does it "
                            "store into the output array?")
+        if len(exp.shape) == 2:
+            return Verdict(problem, False, case,
+                           f"{k} of {n} elements of `{name}` (shape {exp.shape[0]} × "
+                           f"{exp.shape[1]}) were never written; the first is "
+                           f"`{name}`[{_index(first_u, exp.shape)}]", HINT_2D_UNWRITTEN)
         if unwritten[first_u:].all():
             return Verdict(problem, False, case,
                            f"the last {k} of {n} elements of `{name}` were never written "
@@ -174,6 +186,14 @@ def _compare_array(problem, case, name, exp, got, tol) -> Verdict | None:
                f"{tol[first]:.3g})")
     return Verdict(problem, False, case, message, _value_hint(flat_exp, flat_got, bad, first, tol),
                    index=first)
+
+
+GENERIC_VALUE_HINT = "compare your formula with the spec in the exercise text for this element."
+HINT_2D_UNWRITTEN = (
+    "on a 2-D grid, x runs along a row: `col, row = cuda.grid(2)` (x first), so the column comes "
+    "from x and the row from y. Check that the bounds test compares the row with the number of "
+    "rows and the column with the number of columns, and that you index `out[row, col]`. (Swapped "
+    "x and y go unnoticed on a square image and leave elements unwritten on any other.)")
 
 
 def is_poison_expected(exp: np.ndarray, dtype) -> np.ndarray:
@@ -201,4 +221,4 @@ def _value_hint(exp, got, bad, first, tol) -> str:
     if np.all(err <= 2.0 ** -10 * scale * 4):
         return ("the values are close but less precise than float32 arithmetic allows: is part of "
                 "the computation done in a lower precision (float16)?")
-    return "compare your formula with the spec in the exercise text for this element."
+    return GENERIC_VALUE_HINT

@@ -331,8 +331,7 @@ def _judge_cases(student: StudentProcess, problem, call: CheckCall, settings: Se
     plural = "s" * (len(cases) != 1)
     if hidden:
         return Verdict(problem.name, True, message=f"hidden tests ({len(cases)} case{plural})")
-    sizes = ", ".join(str(c.size) for c in cases)
-    return Verdict(problem.name, True, message=f"{len(cases)} case{plural} (n = {sizes})")
+    return Verdict(problem.name, True, message=f"{len(cases)} case{plural} ({problem.sizes_text(cases)})")
 
 
 def _launch_verdict(problem, case, msg: dict) -> Verdict | None:

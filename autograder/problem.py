@@ -23,7 +23,8 @@ from typing import Any, Callable
 import numpy as np
 
 from . import device
-from .checks import GUARD, CheckFailed, Outcome, Verdict, _fmt, compare, poison_value
+from .checks import (GENERIC_VALUE_HINT, GUARD, CheckFailed, Outcome, Verdict, _fmt, compare,
+                     poison_value)
 
 HIDDEN_SEED_ENV = "AAG_SECRET_SEED"      # the instructor's secret, mixed into every hidden case
 SPEED_WITHOUT_GPU_ENV = "AAG_SPEED_WITHOUT_GPU"   # "full" or "zero": a speed cell's worth on CPU
@@ -32,22 +33,41 @@ CHECK_TIMEOUT_ENV = "AAG_CHECK_TIMEOUT"  # seconds a single case may run before 
 
 @dataclass
 class Case:
-    """One input set: the arrays, the size, and (for kernel problems) the launch shape."""
+    """One input set: the arrays, the size, and (for kernel problems) the launch shape.
 
-    size: int
+    For 1-D problems ``size``, ``blocks`` and ``threads`` are ints. A multi-dimensional problem
+    uses tuples: ``size`` is its shape (an image's (height, width), a matmul's (M, K, N)), and
+    ``blocks``/``threads`` are CUDA's (x, y) grid and block dimensions."""
+
+    size: int | tuple[int, ...]
     inputs: dict[str, Any]
-    blocks: int = 0
-    threads: int = 0
+    blocks: int | tuple[int, ...] = 0
+    threads: int | tuple[int, ...] = 0
+    label: str = ""     # how the problem names the size ("a 37 × 53 image"); "n = size" if empty
 
     def describe(self) -> str:
-        text = f"n = {self.size}"
-        if self.threads:
+        text = self.label or f"n = {self.size}"
+        if isinstance(self.threads, tuple):
+            text += (f", launched as a {_dims(self.blocks)} grid of blocks of "
+                     f"{_dims(self.threads)} threads (x × y)")
+        elif self.threads:
             text += f", launched as {self.blocks} block{'s' * (self.blocks != 1)} × {self.threads} threads"
         return text
 
     @property
     def thread_count(self) -> int:
-        return self.blocks * self.threads if self.threads else self.size
+        if not self.threads:
+            return int(np.prod(self.size))
+        return int(np.prod(self.blocks)) * int(np.prod(self.threads))
+
+
+def _dims(v) -> str:
+    return " × ".join(str(int(d)) for d in v)
+
+
+def as_size(value):
+    """A size or launch shape as it came back through JSON (a list) -> the tuple it was."""
+    return tuple(int(v) for v in value) if isinstance(value, (list, tuple)) else value
 
 
 @dataclass
@@ -56,7 +76,7 @@ class Sizes:
 
     visible: tuple[int, ...]
     hidden: tuple[int, ...]
-    hidden_random: tuple[int, int, int] = (0, 0, 0)   # (count, low, high)
+    hidden_random: tuple[int, int, int] = (0, 0, 0)   # (count, low, high); per side for shapes
     speed: int = 0                                      # elements for the speed test (GPU only)
 
 
@@ -105,7 +125,8 @@ class Problem:
                  baselines: dict[str, Baseline] | None = None,
                  vendor: Callable | None = None, vendor_label: str = "",
                  speed: SpeedBar | None = None, elementwise: bool = False,
-                 speed_inputs: Callable[[np.random.Generator, int], dict[str, Any]] | None = None):
+                 speed_inputs: Callable[[np.random.Generator, int], dict[str, Any]] | None = None,
+                 size_label: Callable[[Any], str] | None = None, value_hint: str = ""):
         self.name = name
         self.title = title
         self.spec = spec
@@ -126,6 +147,8 @@ class Problem:
         self.speed = speed
         self.elementwise = elementwise          # output[i] depends on inputs[i] only
         self._speed_inputs = speed_inputs or make_inputs
+        self.size_label = size_label            # names a (multi-dimensional) size in verdicts
+        self.value_hint = value_hint            # replaces the generic hint for a wrong value
 
     def reference_kernel(self) -> Callable:
         """The course's reference kernel, compiled on first use (``reference`` is its factory)."""
@@ -148,16 +171,32 @@ class Problem:
         sizes = list(self.sizes.hidden if hidden else self.sizes.visible)
         count, lo, hi = self.sizes.hidden_random
         if hidden and count:
-            sizes += [int(s) for s in rng.integers(lo, hi, size=count)]
+            if sizes and isinstance(sizes[0], tuple):   # shapes: each side drawn in [lo, hi)
+                sizes += [tuple(int(s) for s in rng.integers(lo, hi, size=len(sizes[0])))
+                          for _ in range(count)]
+            else:
+                sizes += [int(s) for s in rng.integers(lo, hi, size=count)]
         cases = []
         for i, n in enumerate(sizes):
             case = Case(size=n, inputs=self.make_inputs(rng, n))
+            if self.size_label:
+                case.label = self.size_label(n)
             if self.block_sizes:
-                t = (self.visible_block_size if not hidden and self.visible_block_size
-                     else int(rng.choice(self.block_sizes)))
+                if not hidden and self.visible_block_size:
+                    t = self.visible_block_size
+                elif isinstance(self.block_sizes[0], tuple):   # 2-D blocks, e.g. (16, 8)
+                    t = self.block_sizes[int(rng.integers(len(self.block_sizes)))]
+                else:
+                    t = int(rng.choice(self.block_sizes))
                 case.threads, case.blocks = t, self.blocks_for(n, t)
             cases.append(case)
         return cases
+
+    def sizes_text(self, cases: list[Case]) -> str:
+        """The sizes of some cases, for a verdict: "n = 1025, 1023, 1" or the problem's labels."""
+        if self.size_label:
+            return "; ".join(c.label or self.size_label(c.size) for c in cases)
+        return "n = " + ", ".join(str(c.size) for c in cases)
 
     # ---- running (calls learner code) ----------------------------------------------------------
     def run(self, submission: Callable, case: Case) -> Outcome:
@@ -240,11 +279,16 @@ class Problem:
         tolerance = self.tolerance(case.inputs, expected)
         dtypes = {name: np.dtype(dt) for name, (_, dt) in self.outputs(case.size).items()}
         verdict = compare(self.name, case.describe(), expected, outcome, tolerance, dtypes)
+        if self.value_hint and verdict.hint == GENERIC_VALUE_HINT:
+            verdict.hint = self.value_hint
         if verdict.index is not None and show_inputs:
             # Name the inputs behind the first wrong element: the learner can redo it by hand.
-            at = [f"{k}[{verdict.index}] = {_fmt(v[verdict.index])}" if isinstance(v, np.ndarray)
-                  and v.shape[:1] == (case.size,) else f"{k} = {_fmt(v)}"
-                  for k, v in case.inputs.items() if isinstance(v, (np.ndarray, np.floating))]
+            if isinstance(case.size, tuple):
+                at = _inputs_at_2d(case.inputs, verdict.index, next(iter(expected.values())).shape)
+            else:
+                at = [f"{k}[{verdict.index}] = {_fmt(v[verdict.index])}" if isinstance(v, np.ndarray)
+                      and v.shape[:1] == (case.size,) else f"{k} = {_fmt(v)}"
+                      for k, v in case.inputs.items() if isinstance(v, (np.ndarray, np.floating))]
             if at:
                 verdict.message += "\n  inputs there: " + ", ".join(at)
         return verdict
@@ -258,9 +302,8 @@ class Problem:
             if not verdict.passed:
                 verdict.cases_run = i + 1
                 return verdict
-        sizes = ", ".join(str(c.size) for c in cases)
         plural = "s" * (len(cases) != 1)
-        return Verdict(self.name, True, message=f"{len(cases)} case{plural} (n = {sizes})",
+        return Verdict(self.name, True, message=f"{len(cases)} case{plural} ({self.sizes_text(cases)})",
                        cases_run=len(cases))
 
     # ---- what notebooks call ----------------------------------------------------------------
@@ -303,6 +346,21 @@ def _judged_elsewhere(problem: Problem, kind: str) -> bool:
     print(f"· {problem.name}: {kind} is made by the judge in a separate process; its verdict "
           "replaces this output")
     return True
+
+
+def _inputs_at_2d(inputs: dict[str, Any], flat: int, out_shape: tuple[int, ...]) -> list[str]:
+    """For a multi-dimensional case: the inputs at the wrong element's (row, col), where an input
+    has the output's leading shape (an image's pixel, all its channels); scalars as they are."""
+    if len(out_shape) < 2:
+        return []
+    where = tuple(int(i) for i in np.unravel_index(flat, out_shape))
+    at = []
+    for k, v in inputs.items():
+        if isinstance(v, np.ndarray) and v.ndim >= len(where) and v.shape[:len(where)] == out_shape:
+            at.append(f"{k}[{', '.join(map(str, where))}] = {_fmt(v[where])}")
+        elif isinstance(v, np.floating):
+            at.append(f"{k} = {_fmt(v)}")
+    return at
 
 
 def _launch_kwargs(case: Case) -> dict[str, int]:

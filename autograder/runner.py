@@ -340,13 +340,14 @@ def main() -> None:
                                    "error": f"{type(err).__name__}: {str(err)[:300]}"})
             send({"op": "executed", "errors": errors})
         elif op == "case":
-            from autograder.problem import Case
+            from autograder.problem import Case, as_size
             problem = problem_by_path(msg["problem"])
             with np.load(msg["inputs"], allow_pickle=False) as data:
                 inputs = {k: data[k] for k in data.files}
             inputs.update(decode_scalars(msg["scalars"]))
             inputs = {k: inputs[k] for k in msg["order"]}
-            case = Case(size=msg["size"], inputs=inputs, blocks=msg["blocks"], threads=msg["threads"])
+            case = Case(size=as_size(msg["size"]), inputs=inputs, blocks=as_size(msg["blocks"]),
+                        threads=as_size(msg["threads"]))
             submission = shell.user_ns.get(msg["func"])
             if submission is None:
                 from autograder.checks import Outcome
@@ -368,9 +369,10 @@ def main() -> None:
             harness.speed_setup(problem, msg["size"], msg["nonce"], msg["contents"], msg["buffers"])
             send({"op": "speed_ready"})
         elif op == "timed":
-            from autograder.problem import Case
+            from autograder.problem import Case, as_size
             problem = problem_by_path(msg["problem"])
-            case = Case(size=msg["size"], inputs={}, blocks=msg["blocks"], threads=msg["threads"])
+            case = Case(size=as_size(msg["size"]), inputs={}, blocks=as_size(msg["blocks"]),
+                        threads=as_size(msg["threads"]))
             submission = shell.user_ns.get(msg["func"])
             result = harness.timed_call(problem, submission, case, msg["content"], msg["buffer"])
             send({"op": "timed", **result})

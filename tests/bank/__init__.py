@@ -1,4 +1,4 @@
-"""A bank of learner submissions for the chapter 1-2 exercises: correct ones, plain bugs, exploits.
+"""A bank of learner submissions for the chapter 1-3 exercises: correct ones, plain bugs, exploits.
 
 Each file ``tests/bank/<exercise>/<kind>_<name>.py`` is the source of ONE solution cell, exactly as
 a learner would type it into the exercise's solution cell. A grading test assembles it into a tiny
@@ -43,6 +43,15 @@ EXERCISES = {
                         problem="vector_add_grid_stride", func="vector_add_grid_stride",
                         test_id="grid_stride_test", solution_id="grid_stride_solution",
                         speed_id="grid_stride_speed"),
+    "rgb_to_gray": dict(chapter="ch03_multidimensional", module="ch03", problem="rgb_to_gray",
+                        func="rgb_to_gray_kernel", test_id="rgb_to_gray_test",
+                        solution_id="rgb_to_gray_solution", speed_id=None),
+    "blur": dict(chapter="ch03_multidimensional", module="ch03", problem="blur",
+                 func="blur_kernel", test_id="blur_test", solution_id="blur_solution",
+                 speed_id=None),
+    "matmul_naive": dict(chapter="ch03_multidimensional", module="ch03", problem="matmul_naive",
+                         func="matmul_kernel", test_id="matmul_naive_test",
+                         solution_id="matmul_naive_solution", speed_id=None),
 }
 
 KINDS = ("ok", "wrong", "exploit")

@@ -20,6 +20,9 @@ Two kinds, each what a bank entry's ``# naive:`` line can name:
                       freed before the output is allocated; on a GPU, a speed check too
                       (:func:`naive_speed`: n = 2^28, CUDA events on the default stream, best
                       of three launches on the same buffers, pass within 1.25x a reference)
+  rgb_to_gray  16x24  16 x 16 blocks over a rows x cols image in [0, 1), NumPy expected first
+  blur         20x30  radius 1, 16 x 16 blocks, the expected means from NumPy slices first
+  matmul_naive 16x24  times 24 x 20, 16 x 16 blocks, ``expected = a @ b`` first
   ============ ====== ===================================================================
 
   (Why n = 200 for grid_stride: in CPU mode a freed buffer keeps its contents only below 1 KiB,
@@ -159,12 +162,57 @@ def _allclose_grid_stride(kernel) -> bool:
     return ok
 
 
+def _launch_2d(rows, cols, threads=(16, 16)):
+    return ((cols + threads[0] - 1) // threads[0], (rows + threads[1] - 1) // threads[1]), threads
+
+
+def _allclose_rgb_to_gray(kernel) -> bool:
+    h, w = 16, 24
+    rng = np.random.default_rng(0)
+    image = rng.random((h, w, 3), dtype=np.float32)
+    expected = 0.299 * image[..., 0] + 0.587 * image[..., 1] + 0.114 * image[..., 2]
+    d_gray = cuda.device_array((h, w), dtype=np.float32)
+    blocks, threads = _launch_2d(h, w)
+    kernel[blocks, threads](cuda.to_device(image), d_gray)
+    return bool(np.allclose(d_gray.copy_to_host(), expected, rtol=1e-3))
+
+
+def _allclose_blur(kernel) -> bool:
+    h, w, radius = 20, 30, 1
+    rng = np.random.default_rng(0)
+    image = rng.random((h, w), dtype=np.float32)
+    expected = np.empty_like(image)
+    for r in range(h):
+        for c in range(w):
+            expected[r, c] = image[max(r - radius, 0):r + radius + 1,
+                                   max(c - radius, 0):c + radius + 1].mean()
+    d_out = cuda.device_array((h, w), dtype=np.float32)
+    blocks, threads = _launch_2d(h, w)
+    kernel[blocks, threads](cuda.to_device(image), d_out, radius)
+    return bool(np.allclose(d_out.copy_to_host(), expected, rtol=1e-3))
+
+
+def _allclose_matmul_naive(kernel) -> bool:
+    m, k, n = 16, 24, 20
+    rng = np.random.default_rng(0)
+    a = rng.random((m, k), dtype=np.float32)
+    b = rng.random((k, n), dtype=np.float32)
+    expected = a @ b
+    d_c = cuda.device_array((m, n), dtype=np.float32)
+    blocks, threads = _launch_2d(m, n)
+    kernel[blocks, threads](cuda.to_device(a), cuda.to_device(b), d_c)
+    return bool(np.allclose(d_c.copy_to_host(), expected, rtol=1e-3))
+
+
 _HARNESS = {
     "amdahl": _allclose_amdahl,
     "thread_ids": _allclose_thread_ids,
     "saxpy": _allclose_saxpy,
     "vector_add": _allclose_vector_add,
     "grid_stride": _allclose_grid_stride,
+    "rgb_to_gray": _allclose_rgb_to_gray,
+    "blur": _allclose_blur,
+    "matmul_naive": _allclose_matmul_naive,
 }
 
 
