@@ -89,14 +89,19 @@ c.SandboxedKernelManager.sandbox = c.JudgeSubmission.sandbox = os.environ.get("A
 c.JudgeSubmission.secret_seed = os.environ.pop("AAG_SECRET_SEED", "")
 if not c.JudgeSubmission.secret_seed:
     _secret = os.path.join(COURSE_ROOT, ".aag", "secret")
-    if not os.path.exists(_secret):
-        import secrets
+    try:
+        if not os.path.exists(_secret):
+            import secrets
 
-        os.makedirs(os.path.dirname(_secret), mode=0o700, exist_ok=True)
-        with open(os.open(_secret, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600), "w") as _f:
-            _f.write(secrets.token_hex(32))
-    with open(_secret) as _f:
-        c.JudgeSubmission.secret_seed = _f.read().strip()
+            os.makedirs(os.path.dirname(_secret), mode=0o700, exist_ok=True)
+            with open(os.open(_secret, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600), "w") as _f:
+                _f.write(secrets.token_hex(32))
+        with open(_secret) as _f:
+            c.JudgeSubmission.secret_seed = _f.read().strip()
+    except OSError:
+        # Not the instructor (a learner's nbgrader command reading this file): nothing to grade,
+        # so no secret is needed; autograde itself warns when the secret is empty.
+        pass
 # What a speed cell is worth when grading on a machine without a GPU (see the environment above).
 c.JudgeSubmission.speed_without_gpu = os.environ["AAG_SPEED_WITHOUT_GPU"]
 
