@@ -1,4 +1,4 @@
-"""A bank of learner submissions for the chapter 1-3 exercises: correct ones, plain bugs, exploits.
+"""A bank of learner submissions for the chapter 1-5 exercises: correct ones, plain bugs, exploits.
 
 Each file ``tests/bank/<exercise>/<kind>_<name>.py`` is the source of ONE solution cell, exactly as
 a learner would type it into the exercise's solution cell. A grading test assembles it into a tiny
@@ -52,6 +52,13 @@ EXERCISES = {
     "matmul_naive": dict(chapter="ch03_multidimensional", module="ch03", problem="matmul_naive",
                          func="matmul_kernel", test_id="matmul_naive_test",
                          solution_id="matmul_naive_solution", speed_id=None),
+    "tiled_matmul": dict(chapter="ch05_memory_locality", module="ch05", problem="tiled_matmul",
+                         func="tiled_matmul_kernel", test_id="tiled_matmul_test",
+                         solution_id="tiled_matmul_solution", speed_id=None),
+    "matmul_time_bound": dict(chapter="ch05_memory_locality", module="ch05",
+                              problem="matmul_time_bound", func="matmul_time_bound",
+                              test_id="matmul_time_bound_test",
+                              solution_id="matmul_time_bound_solution", speed_id=None),
 }
 
 KINDS = ("ok", "wrong", "exploit")

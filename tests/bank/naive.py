@@ -23,6 +23,10 @@ Two kinds, each what a bank entry's ``# naive:`` line can name:
   rgb_to_gray  16x24  16 x 16 blocks over a rows x cols image in [0, 1), NumPy expected first
   blur         20x30  radius 1, 16 x 16 blocks, the expected means from NumPy slices first
   matmul_naive 16x24  times 24 x 20, 16 x 16 blocks, ``expected = a @ b`` first
+  tiled_matmul 16x24  times 24 x 32, TILE x TILE = 8 x 8 blocks, ``expected = a @ b`` first;
+                      every side a multiple of TILE, as textbook tiled-matmul tests have it
+  matmul_time_ 3      the chapter's device (67 TFLOP/s, 4.8 TB/s), 4096^3 with tiles 1, 16
+  bound               and 64, each answer typed in from the notebook's worked numbers
   ============ ====== ===================================================================
 
   (Why n = 200 for grid_stride: in CPU mode a freed buffer keeps its contents only below 1 KiB,
@@ -204,6 +208,25 @@ def _allclose_matmul_naive(kernel) -> bool:
     return bool(np.allclose(d_c.copy_to_host(), expected, rtol=1e-3))
 
 
+def _allclose_tiled_matmul(kernel) -> bool:
+    m, k, n, tile = 16, 24, 32, 8
+    rng = np.random.default_rng(0)
+    a = rng.random((m, k), dtype=np.float32)
+    b = rng.random((k, n), dtype=np.float32)
+    expected = a @ b
+    d_c = cuda.device_array((m, n), dtype=np.float32)
+    blocks, threads = _launch_2d(m, n, (tile, tile))
+    kernel[blocks, threads](cuda.to_device(a), cuda.to_device(b), d_c)
+    return bool(np.allclose(d_c.copy_to_host(), expected, rtol=1e-3))
+
+
+def _allclose_matmul_time_bound(matmul_time_bound) -> bool:
+    side, peak, bandwidth = 4096, 67e12, 4.8e12
+    expected = {1: 0.11455, 16: 0.0071723, 64: 0.0020513}   # seconds, from the worked example
+    return all(bool(np.isclose(matmul_time_bound(side, side, side, tile, peak, bandwidth), t,
+                               rtol=1e-3)) for tile, t in expected.items())
+
+
 _HARNESS = {
     "amdahl": _allclose_amdahl,
     "thread_ids": _allclose_thread_ids,
@@ -213,6 +236,8 @@ _HARNESS = {
     "rgb_to_gray": _allclose_rgb_to_gray,
     "blur": _allclose_blur,
     "matmul_naive": _allclose_matmul_naive,
+    "tiled_matmul": _allclose_tiled_matmul,
+    "matmul_time_bound": _allclose_matmul_time_bound,
 }
 
 

@@ -1,0 +1,315 @@
+"""Chapter 5: does the tiled-matmul check pass correct tiled kernels and fail each classic tiling
+bug (a missing barrier, unpadded edge tiles, swapped tile indices, float16) with a verdict that
+says what went wrong? Is the roofline exercise judged to float64 precision?"""
+
+import numpy as np
+import pytest
+from numba import cuda, float32
+
+import autograder as ag
+from autograder.checks import CheckFailed
+
+ch05 = ag.problems.ch05
+TILE = 8
+CPU = not ag.backend.is_gpu
+
+
+# ---- tiled_matmul ----------------------------------------------------------------------------------
+
+@cuda.jit
+def tiled_ok(A, B, C):
+    sA = cuda.shared.array((TILE, TILE), float32)
+    sB = cuda.shared.array((TILE, TILE), float32)
+    tx, ty = cuda.threadIdx.x, cuda.threadIdx.y
+    row = cuda.blockIdx.y * TILE + ty
+    col = cuda.blockIdx.x * TILE + tx
+    acc = float32(0)
+    for t in range((A.shape[1] + TILE - 1) // TILE):
+        a_col, b_row = t * TILE + tx, t * TILE + ty
+        sA[ty, tx] = A[row, a_col] if row < A.shape[0] and a_col < A.shape[1] else 0
+        sB[ty, tx] = B[b_row, col] if b_row < B.shape[0] and col < B.shape[1] else 0
+        cuda.syncthreads()
+        for k in range(TILE):
+            acc += sA[ty, k] * sB[k, tx]
+        cuda.syncthreads()
+    if row < C.shape[0] and col < C.shape[1]:
+        C[row, col] = acc
+
+
+@cuda.jit
+def tiled_ok_grid_and_partial_k(A, B, C):
+    # cuda.grid(2), if/else loads, and an inner loop that stops at K in the last tile.
+    sA = cuda.shared.array((TILE, TILE), float32)
+    sB = cuda.shared.array((TILE, TILE), float32)
+    col, row = cuda.grid(2)
+    tx, ty = cuda.threadIdx.x, cuda.threadIdx.y
+    K = A.shape[1]
+    acc = 0.0
+    for start in range(0, K, TILE):
+        if row < A.shape[0] and start + tx < K:
+            sA[ty, tx] = A[row, start + tx]
+        else:
+            sA[ty, tx] = 0.0
+        if start + ty < K and col < B.shape[1]:
+            sB[ty, tx] = B[start + ty, col]
+        else:
+            sB[ty, tx] = 0.0
+        cuda.syncthreads()
+        for k in range(min(TILE, K - start)):
+            acc += sA[ty, k] * sB[k, tx]
+        cuda.syncthreads()
+    if row < C.shape[0] and col < C.shape[1]:
+        C[row, col] = acc
+
+
+def _racy(first_barrier: bool, second_barrier: bool):
+    @cuda.jit
+    def kernel(A, B, C):
+        sA = cuda.shared.array((TILE, TILE), float32)
+        sB = cuda.shared.array((TILE, TILE), float32)
+        tx, ty = cuda.threadIdx.x, cuda.threadIdx.y
+        row = cuda.blockIdx.y * TILE + ty
+        col = cuda.blockIdx.x * TILE + tx
+        acc = float32(0)
+        for t in range((A.shape[1] + TILE - 1) // TILE):
+            a_col, b_row = t * TILE + tx, t * TILE + ty
+            sA[ty, tx] = A[row, a_col] if row < A.shape[0] and a_col < A.shape[1] else 0
+            sB[ty, tx] = B[b_row, col] if b_row < B.shape[0] and col < B.shape[1] else 0
+            if first_barrier:
+                cuda.syncthreads()
+            for k in range(TILE):
+                acc += sA[ty, k] * sB[k, tx]
+            if second_barrier:
+                cuda.syncthreads()
+        if row < C.shape[0] and col < C.shape[1]:
+            C[row, col] = acc
+    return kernel
+
+
+tiled_no_first_barrier = _racy(False, True)
+tiled_no_second_barrier = _racy(True, False)
+
+
+@cuda.jit
+def tiled_unpadded(A, B, C):
+    # Guarded loads with no else: past K the tile keeps the previous tile's values.
+    sA = cuda.shared.array((TILE, TILE), float32)
+    sB = cuda.shared.array((TILE, TILE), float32)
+    tx, ty = cuda.threadIdx.x, cuda.threadIdx.y
+    row = cuda.blockIdx.y * TILE + ty
+    col = cuda.blockIdx.x * TILE + tx
+    acc = float32(0)
+    for t in range((A.shape[1] + TILE - 1) // TILE):
+        if row < A.shape[0] and t * TILE + tx < A.shape[1]:
+            sA[ty, tx] = A[row, t * TILE + tx]
+        if t * TILE + ty < B.shape[0] and col < B.shape[1]:
+            sB[ty, tx] = B[t * TILE + ty, col]
+        cuda.syncthreads()
+        for k in range(TILE):
+            acc += sA[ty, k] * sB[k, tx]
+        cuda.syncthreads()
+    if row < C.shape[0] and col < C.shape[1]:
+        C[row, col] = acc
+
+
+@cuda.jit
+def tiled_unguarded_loads(A, B, C):
+    sA = cuda.shared.array((TILE, TILE), float32)
+    sB = cuda.shared.array((TILE, TILE), float32)
+    tx, ty = cuda.threadIdx.x, cuda.threadIdx.y
+    row = cuda.blockIdx.y * TILE + ty
+    col = cuda.blockIdx.x * TILE + tx
+    acc = float32(0)
+    for t in range((A.shape[1] + TILE - 1) // TILE):
+        sA[ty, tx] = A[row, t * TILE + tx]
+        sB[ty, tx] = B[t * TILE + ty, col]
+        cuda.syncthreads()
+        for k in range(TILE):
+            acc += sA[ty, k] * sB[k, tx]
+        cuda.syncthreads()
+    if row < C.shape[0] and col < C.shape[1]:
+        C[row, col] = acc
+
+
+@cuda.jit
+def tiled_swapped_tile_index(A, B, C):
+    # B's tile stored transposed (sB[tx, ty]) but read as if it were not.
+    sA = cuda.shared.array((TILE, TILE), float32)
+    sB = cuda.shared.array((TILE, TILE), float32)
+    tx, ty = cuda.threadIdx.x, cuda.threadIdx.y
+    row = cuda.blockIdx.y * TILE + ty
+    col = cuda.blockIdx.x * TILE + tx
+    acc = float32(0)
+    for t in range((A.shape[1] + TILE - 1) // TILE):
+        a_col, b_row = t * TILE + tx, t * TILE + ty
+        sA[ty, tx] = A[row, a_col] if row < A.shape[0] and a_col < A.shape[1] else 0
+        sB[tx, ty] = B[b_row, col] if b_row < B.shape[0] and col < B.shape[1] else 0
+        cuda.syncthreads()
+        for k in range(TILE):
+            acc += sA[ty, k] * sB[k, tx]
+        cuda.syncthreads()
+    if row < C.shape[0] and col < C.shape[1]:
+        C[row, col] = acc
+
+
+@cuda.jit
+def tiled_float16(A, B, C):
+    sA = cuda.shared.array((TILE, TILE), float32)
+    sB = cuda.shared.array((TILE, TILE), float32)
+    tx, ty = cuda.threadIdx.x, cuda.threadIdx.y
+    row = cuda.blockIdx.y * TILE + ty
+    col = cuda.blockIdx.x * TILE + tx
+    acc = np.float16(0)
+    for t in range((A.shape[1] + TILE - 1) // TILE):
+        a_col, b_row = t * TILE + tx, t * TILE + ty
+        sA[ty, tx] = A[row, a_col] if row < A.shape[0] and a_col < A.shape[1] else 0
+        sB[ty, tx] = B[b_row, col] if b_row < B.shape[0] and col < B.shape[1] else 0
+        cuda.syncthreads()
+        for k in range(TILE):
+            acc += np.float16(sA[ty, k]) * np.float16(sB[k, tx])
+        cuda.syncthreads()
+    if row < C.shape[0] and col < C.shape[1]:
+        C[row, col] = np.float32(acc)
+
+
+RACE = "shared-memory race on `s"
+CASES = {
+    # name: (kernel, None if correct else fragments the CPU-mode verdict must contain)
+    "tiled_ok": (tiled_ok, None),
+    "tiled_ok_grid_and_partial_k": (tiled_ok_grid_and_partial_k, None),
+    "tiled_no_first_barrier": (tiled_no_first_barrier,
+                               (RACE, "no cuda.syncthreads() between them", "before any thread reads")),
+    "tiled_unpadded": (tiled_unpadded, ("A 13 × 21 times B 21 × 10", "must store 0 in the tile")),
+    "tiled_unguarded_loads": (tiled_unguarded_loads, ("out of bounds", "Guard both coordinates")),
+    "tiled_swapped_tile_index": (tiled_swapped_tile_index, ("elements are wrong", "sB[k, tx]")),
+    "tiled_float16": (tiled_float16, ("float16",)),
+}
+
+
+def _verdict(problem, fn):
+    try:
+        problem.check(fn)
+        problem.check_hidden(fn)
+    except CheckFailed as failure:
+        return str(failure)
+    return None
+
+
+@pytest.mark.parametrize("name", sorted(CASES))
+def test_tiled_submission_verdict(name):
+    """Is each tiled kernel judged as it should be (pass, or fail for the right reason)?"""
+    fn, expected = CASES[name]
+    failure = _verdict(ch05.tiled_matmul, fn)
+    if expected is None:
+        assert failure is None, failure
+    else:
+        assert failure is not None, f"{name} passed but is wrong"
+        if CPU:
+            for fragment in expected:
+                assert fragment in failure, (fragment, failure)
+
+
+@pytest.mark.skipif(not CPU, reason="the race detector is CPU mode's; on a GPU the race may not show")
+def test_missing_second_barrier_fails_every_time():
+    """Does a kernel missing only the second barrier fail on every run, naming both lines?"""
+    for _ in range(3):
+        with pytest.raises(CheckFailed) as info:
+            ch05.tiled_matmul.check(tiled_no_second_barrier)
+        text = str(info.value)
+        assert RACE in text and "no cuda.syncthreads() between them" in text, text
+        assert "acc += sA[ty, k] * sB[k, tx]" in text, text     # the read of the old tile
+        assert "[ty, tx] = " in text, text                      # the write of the next one
+        assert "again after the reads, before the tile is overwritten" in text, text
+
+
+def test_cases_are_partial_tiles_and_launched_with_tile_blocks():
+    """Are no sides multiples of TILE (every edge tile partial), is K long enough for several
+    tiles, and is every case launched with TILE × TILE blocks?"""
+    assert ch05.TILE == TILE
+    first = ch05.tiled_matmul.cases()[0]
+    m, k, n = first.size
+    assert all(s % TILE for s in (m, k, n)) and k > 2 * TILE and len({m, k, n}) == 3
+    for case in ch05.tiled_matmul.cases() + ch05.tiled_matmul.cases(hidden=True):
+        assert case.threads == (TILE, TILE)
+        assert case.blocks == (-(-case.size[2] // TILE), -(-case.size[0] // TILE))
+
+
+def test_tiled_tolerance_is_chapter_3s():
+    """Is the tolerance γ_K Σ|a b|, the same as the naive matmul's?"""
+    case = ch05.tiled_matmul.cases()[0]
+    exp = ch05.tiled_matmul.expected(case)
+    a, b = case.inputs["A"].astype(np.float64), case.inputs["B"].astype(np.float64)
+    tol = ch05.tiled_matmul.tolerance(case.inputs, exp)["C"]
+    assert np.allclose(tol, ag.checks.gamma(a.shape[1]) * (np.abs(a) @ np.abs(b)), rtol=1e-12,
+                       atol=1e-37)
+    np.testing.assert_allclose(exp["C"], a @ b)
+
+
+# ---- matmul_time_bound -----------------------------------------------------------------------------
+
+def bound_ok(m, k, n, tile, peak_flops, bandwidth):
+    flops = 2 * m * k * n
+    traffic = 4 * (2 * m * k * n / tile + m * n)
+    return max(flops / peak_flops, traffic / bandwidth)
+
+
+def bound_ok_via_intensity(m, k, n, tile, peak_flops, bandwidth):
+    intensity = 2 * m * k * n / (4 * (2 * m * k * n / tile + m * n))   # FLOP per byte
+    return 2 * m * k * n / min(peak_flops, intensity * bandwidth)
+
+
+def bound_sum(m, k, n, tile, peak_flops, bandwidth):
+    return 2 * m * k * n / peak_flops + 4 * (2 * m * k * n / tile + m * n) / bandwidth
+
+
+def bound_min(m, k, n, tile, peak_flops, bandwidth):
+    return min(2 * m * k * n / peak_flops, 4 * (2 * m * k * n / tile + m * n) / bandwidth)
+
+
+def bound_tile_squared(m, k, n, tile, peak_flops, bandwidth):
+    return max(2 * m * k * n / peak_flops, 4 * (2 * m * k * n / tile ** 2 + m * n) / bandwidth)
+
+
+def bound_no_c(m, k, n, tile, peak_flops, bandwidth):
+    return max(2 * m * k * n / peak_flops, 4 * (2 * m * k * n / tile) / bandwidth)
+
+
+def bound_rounded(m, k, n, tile, peak_flops, bandwidth):
+    return float(f"{bound_ok(m, k, n, tile, peak_flops, bandwidth):.4g}")
+
+
+BOUNDS = {
+    "bound_ok": (bound_ok, None),
+    "bound_ok_via_intensity": (bound_ok_via_intensity, None),
+    "bound_sum": (bound_sum, "the larger of two times"),
+    "bound_min": (bound_min, "the larger of two times"),
+    "bound_tile_squared": (bound_tile_squared, "`seconds`[1]"),
+    "bound_no_c": (bound_no_c, "inputs there"),
+    "bound_rounded": (bound_rounded, "elements are wrong"),
+}
+
+
+@pytest.mark.parametrize("name", sorted(BOUNDS))
+def test_bound_verdict(name):
+    """Is each answer to the roofline exercise judged as it should be?"""
+    fn, expected = BOUNDS[name]
+    failure = _verdict(ch05.matmul_time_bound, fn)
+    if expected is None:
+        assert failure is None, failure
+    else:
+        assert failure is not None, f"{name} passed but is wrong"
+        assert expected in failure, failure
+
+
+def test_bound_spec_numbers():
+    """Do the worked numbers of the chapter hold: naive 4096³ memory bound at intensity 0.25,
+    tile 16 at ~4 FLOP/byte, tile 64 compute bound on a 67 TFLOP/s, 4.8 TB/s device?"""
+    m = k = n = 4096
+    naive = ch05.matmul_bytes(m, k, n, 1)
+    assert 2 * m * k * n / naive == pytest.approx(0.25, rel=1e-3)
+    assert 2 * m * k * n / ch05.matmul_bytes(m, k, n, 16) == pytest.approx(4.0, rel=1e-2)
+    case = ch05.matmul_time_bound.cases()[0]
+    exp = ch05.matmul_time_bound.expected(case)["seconds"]
+    assert exp[0] == pytest.approx(naive / 4.8e12)                     # memory bound
+    assert exp[2] == pytest.approx(2 * m * k * n / 67e12)              # compute bound
+    assert exp[1] > exp[2]
