@@ -38,7 +38,7 @@ from pathlib import Path
 import numpy as np
 
 from . import sandbox
-from .checks import GUARD, Outcome, Verdict, describe_exception
+from .checks import GUARD, Outcome, Verdict, describe_exception, is_poison
 from .problem import _stable_seed
 from .runner import encode_scalars, problem_by_path, speed_inputs
 
@@ -456,15 +456,13 @@ def _sample_indices(rng, n: int) -> np.ndarray:
 def _check_sample(problem, inputs: dict, n: int, idx: np.ndarray, got: dict) -> str:
     body, guard = idx[idx < n], idx >= n
     expected = problem.expected_at(inputs, body)
-    sliced = {k: (v[body] if isinstance(v, np.ndarray) and v.shape[:1] == (n,) else v)
-              for k, v in inputs.items()}
-    tol = problem.tolerance(sliced, expected)
+    tol = problem.tolerance(problem.inputs_at(inputs, body), expected)
     for key, exp in expected.items():
         values = got.get(key)
         if values is None or values.shape != idx.shape:
             return f"no sample of `{key}` came back"
         tail = values[guard]
-        if not np.all(np.isnan(tail) if tail.dtype.kind == "f" else tail == _poison(tail.dtype)):
+        if not is_poison(tail).all():
             return f"something was written past the end of `{key}`"
         diff = np.abs(values[~guard].astype(np.float64) - exp)
         bad = ~(diff <= tol[key])
@@ -474,10 +472,6 @@ def _check_sample(problem, inputs: dict, n: int, idx: np.ndarray, got: dict) -> 
                     f"`{key}`[{int(body[j])}]: expected {exp[j]:.9g}, got {values[j]:.9g}")
     return ""
 
-
-def _poison(dtype):
-    from .checks import poison_value
-    return poison_value(dtype)
 
 
 def _time_reference(problem, host: list[dict], plan, n: int, blocks: int, threads: int) -> float:

@@ -17,14 +17,14 @@ import signal
 import time
 import traceback
 import warnings
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any, Callable
 
 import numpy as np
 
 from . import device
 from .checks import (GENERIC_VALUE_HINT, GUARD, CheckFailed, Outcome, Verdict, _fmt, compare,
-                     poison_value)
+                     is_poison, poison_value)
 
 HIDDEN_SEED_ENV = "AAG_SECRET_SEED"      # the instructor's secret, mixed into every hidden case
 SPEED_WITHOUT_GPU_ENV = "AAG_SPEED_WITHOUT_GPU"   # "full" or "zero": a speed cell's worth on CPU
@@ -240,8 +240,7 @@ class Problem:
                     size = int(np.prod(shape))
                     outcome.outputs[name] = host[:size].reshape(shape)
                     tail = host[size:]
-                    outcome.guard_intact[name] = bool(np.all(np.isnan(tail)) if tail.dtype.kind == "f"
-                                                      else np.all(tail == poison_value(dtype)))
+                    outcome.guard_intact[name] = bool(is_poison(tail).all())
             else:
                 outs = {name: np.full(shape, poison_value(dtype), dtype)
                         for name, (shape, dtype) in shapes.items()}
@@ -265,13 +264,18 @@ class Problem:
         """Inputs for a speed run (large n: problems may give a faster generator than make_inputs)."""
         return self._speed_inputs(rng, n)
 
+    @staticmethod
+    def inputs_at(inputs: dict[str, Any], idx: np.ndarray) -> dict[str, Any]:
+        """The inputs at flat indices ``idx``: arrays as long as the problem sliced, the rest as is."""
+        n = next(v.shape[0] for v in inputs.values() if isinstance(v, np.ndarray))
+        return {k: (v[idx] if isinstance(v, np.ndarray) and v.shape[:1] == (n,) else v)
+                for k, v in inputs.items()}
+
     def expected_at(self, inputs: dict[str, Any], idx: np.ndarray) -> dict[str, np.ndarray]:
         """The float64 spec at flat indices ``idx`` only (cheap for elementwise problems)."""
-        n = next(v.shape[0] for v in inputs.values() if isinstance(v, np.ndarray))
         if self.elementwise:
-            sliced = {k: (v[idx] if isinstance(v, np.ndarray) and v.shape[:1] == (n,) else v)
-                      for k, v in inputs.items()}
-            return self.expected(Case(size=idx.size, inputs=sliced))
+            return self.expected(Case(size=idx.size, inputs=self.inputs_at(inputs, idx)))
+        n = next(v.shape[0] for v in inputs.values() if isinstance(v, np.ndarray))
         return {k: v.reshape(-1)[idx] for k, v in self.expected(Case(size=n, inputs=inputs)).items()}
 
     def judge(self, case: Case, outcome: Outcome, show_inputs: bool = True) -> Verdict:

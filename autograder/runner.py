@@ -197,7 +197,7 @@ class Harness:
     def speed_setup_from_host(self, problem, host: list[dict], buffers: int) -> None:
         """Device copies of every content set (masters), ``buffers`` working sets the calls run
         on, outputs with guard zones, a NaN image to poison them, and a buffer to flush L2."""
-        from .checks import GUARD
+        from .checks import GUARD, poison_value
         from .timing import l2_bytes
         cuda = self.cuda
         self.masters = [{k: self._to_device(v) for k, v in inputs.items()
@@ -211,7 +211,7 @@ class Harness:
         self.out_bufs = [{name: cuda.device_array(int(np.prod(shape)) + GUARD, dtype)
                           for name, (shape, dtype) in shapes.items()} for _ in range(buffers)]
         self.poison = {name: self._to_device(np.full(int(np.prod(shape)) + GUARD,
-                                                     _poison(dtype), dtype))
+                                                     poison_value(dtype), dtype))
                        for name, (shape, dtype) in shapes.items()}
         scratch = max(2 * l2_bytes(), 1 << 20)
         self.flush_src = cuda.device_array(scratch, np.uint8)
@@ -263,10 +263,6 @@ class Harness:
             got[name] = dst.copy_to_host()
         return got
 
-
-def _poison(dtype):
-    from .checks import poison_value
-    return poison_value(dtype)
 
 
 def speed_inputs(problem, nonce: int, content: int, n: int) -> dict:

@@ -177,3 +177,23 @@ def test_a_file_in_the_submission_folder_cannot_replace_the_harness(tmp_path):
     result = judge.judge_exercise(cells, VECTOR_ADD, settings(), "test", files_from=tmp_path)
     assert result.passed, result.error
     assert result.details["cell_errors"] == []
+
+
+def test_a_speed_sample_is_checked_against_the_spec_and_the_guard_zone():
+    """The check behind every timed call (run on a GPU), on host data: right values pass, one
+    wrong element or a write past the end fails."""
+    import numpy as np
+    from autograder.problems import ch02
+    problem, rng, n = ch02.vector_add_grid_stride, np.random.default_rng(0), 1000
+    inputs = problem.speed_inputs(rng, n)
+    idx = judge._sample_indices(rng, n)
+    body = idx[idx < n]
+    right = np.concatenate([(inputs["x"] + inputs["y"])[body], np.full(64, np.nan, np.float32)])
+    assert judge._check_sample(problem, inputs, n, idx, {"out": right}) == ""
+    wrong = right.copy()
+    wrong[3] = np.nextafter(wrong[3], np.inf) * 1.0001
+    assert "1 of 1000 sampled elements of `out` are wrong" in judge._check_sample(
+        problem, inputs, n, idx, {"out": wrong})
+    spilled = right.copy()
+    spilled[-1] = 0.0
+    assert "past the end" in judge._check_sample(problem, inputs, n, idx, {"out": spilled})
