@@ -9,6 +9,7 @@ inputs rotated through a pool larger than L2.
 from __future__ import annotations
 
 import argparse
+import copy
 import json
 import os
 import platform
@@ -104,6 +105,105 @@ def bench_vector_add(n: int, repeats: int) -> dict:
     return {"n": n, "bytes": nbytes, "ceiling": ceiling, "gpu": rows, "cpu": baselines}
 
 
+# ---- every reference kernel with a speed test -------------------------------------------------
+
+# FP32 lanes per SM by compute capability (CUDA programming guide, arithmetic instructions):
+# peak FP32 FLOP/s = SMs × lanes × 2 (a fused multiply-add) × clock.
+_FP32_LANES = {(7, 0): 64, (7, 5): 64, (8, 0): 64, (8, 6): 128, (8, 7): 128, (8, 9): 128,
+               (9, 0): 128, (10, 0): 128, (12, 0): 128}
+
+
+def peak_fp32_flops() -> float:
+    """The device's FP32 peak without tensor cores, from its SM count and boost clock."""
+    from numba import cuda
+    dev = cuda.get_current_device()
+    lanes = _FP32_LANES.get(tuple(dev.compute_capability), 128)
+    return dev.MULTIPROCESSOR_COUNT * lanes * 2 * dev.CLOCK_RATE * 1e3
+
+
+def _variants(problem) -> dict:
+    """Extra kernels a chapter module lists for `aag bench` beside the problem's reference."""
+    from .problems import CHAPTERS
+    for module in CHAPTERS:
+        if problem in getattr(module, "PROBLEMS", ()):
+            return getattr(module, "BENCH_VARIANTS", {}).get(problem.name, {})
+    return {}
+
+
+def bench_problem(problem, repeats: int = 20, seed: int = 0) -> dict:
+    """The course reference of one exercise at its speed-test size, timed exactly as the speed
+    test times it (same harness: fresh inputs per call, poisoned outputs, L2 flushed), next to
+    a copy of the same bytes, the vendor library (CuPy) where it has the operation, and the CPU
+    baselines. Returns a row of numbers."""
+    from .judge import _time_reference
+    from .runner import Harness, speed_inputs
+    size = problem.gpu_sizes.speed
+    blocks, threads = problem.speed_shape(size)
+    rng = np.random.default_rng(seed)
+    host = [speed_inputs(problem, 12345, c, size) for c in range(3)]
+    plan = [(int(rng.integers(3)), int(rng.integers(2))) for _ in range(repeats)]
+    # A number for a wrong kernel is worth nothing: each kernel passes the visible cases first.
+    verdict = problem.verdict(problem.reference_kernel(), problem.cases())
+    if not verdict.passed:
+        raise RuntimeError(f"the reference kernel of {problem.name} is wrong: {verdict}")
+    ref_ms = _time_reference(problem, host, plan, size, blocks, threads)
+    nbytes = problem.bytes_moved(size)
+    flops = problem.flops(size) if problem.flops else 0
+    row = {"problem": problem.name, "title": problem.title, "size": size,
+           "launch": {"blocks": blocks, "threads": threads}, "bytes": nbytes, "flops": flops,
+           "reference_ms": ref_ms}
+    ceiling = timing.copy_ceiling(nbytes)
+    row["copy_ms"], row["copy_label"] = ceiling.median_ms, ceiling.label
+    for label, factory in _variants(problem).items():
+        variant = copy.copy(problem)
+        variant.reference = factory
+        verdict = problem.verdict(factory(), problem.cases())
+        if not verdict.passed:
+            raise RuntimeError(f"the bench kernel {label!r} of {problem.name} is wrong: {verdict}")
+        row.setdefault("variants", {})[label] = _time_reference(variant, host, plan, size, blocks,
+                                                                threads)
+    if problem.vendor is not None:
+        try:
+            harness = Harness()
+            harness.speed_setup_from_host(problem, host, 1, size)
+            fn = problem.vendor()
+            outs = {name: buf[:int(np.prod(problem.outputs(size)[name][0]))].reshape(
+                        problem.outputs(size)[name][0]) for name, buf in harness.out_bufs[0].items()}
+            v = timing.time_gpu(problem.vendor_label, lambda i: fn(
+                {**harness.masters[i % 3], **harness.scalars[i % 3]}, outs), pool=3, repeats=repeats)
+            row["vendor_ms"], row["vendor_label"] = v.median_ms, problem.vendor_label
+            harness.release()
+        except ImportError as why:
+            row["vendor_skipped"] = str(why)
+    row["cpu"] = {b.label: b.median_ms for b in timing.cpu_baselines(problem, size)}
+    return row
+
+
+def _problem_rows_table(rows: list[dict], peak_flops: float) -> str:
+    """One line per reference kernel (and per bench variant): time, GB/s and the fraction of a
+    copy of the same bytes, GFLOP/s and the fraction of the FP32 peak (where the work is
+    arithmetic), the vendor library, the speedup over each CPU baseline."""
+    lines = ["| exercise | kernel | size | time (ms) | GB/s | of copy | GFLOP/s | of FP32 peak "
+             "| vendor (ms) | vendor time / ours | speedup over CPU |",
+             "|---|---|---|---|---|---|---|---|---|---|---|"]
+    for r in rows:
+        size = (" × ".join(map(str, r["size"])) if isinstance(r["size"], (list, tuple))
+                else f"{r['size']:,}")
+        kernels = {"course reference": r["reference_ms"], **r.get("variants", {})}
+        for i, (label, ms) in enumerate(kernels.items()):
+            compute = r["flops"] and r["flops"] / r["bytes"] >= 4
+            gflops = f"{r['flops'] / ms / 1e6:,.0f}" if compute else "–"
+            of_peak = f"{r['flops'] / (ms * 1e-3) / peak_flops:.0%}" if compute else "–"
+            vendor = (f"{r['vendor_ms']:.3f} ({r['vendor_label']})" if "vendor_ms" in r and i == 0
+                      else "–")
+            ratio = f"{r['vendor_ms'] / ms:.0%}" if "vendor_ms" in r else "–"
+            cpu = "; ".join(f"{c_ms / ms:,.0f}× {name}" for name, c_ms in r["cpu"].items())
+            lines.append(f"| {r['problem'] if i == 0 else ''} | {label} | {size} | {ms:.3f} | "
+                         f"{r['bytes'] / ms / 1e6:,.0f} | {r['copy_ms'] / ms:.0%} | {gflops} | "
+                         f"{of_peak} | {vendor} | {ratio} | {cpu} |")
+    return "\n".join(lines)
+
+
 def _fmt_table(result: dict) -> str:
     ceil = result["ceiling"]
     best_cpu = {b.label: b for b in result["cpu"]}
@@ -130,8 +230,11 @@ def _stats_dict(s: timing.Stats) -> dict:
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(prog="aag bench", description=__doc__)
     parser.add_argument("--out", help="folder for bench.json and bench.md")
-    parser.add_argument("--n", type=int, default=1 << 28, help="elements (default 2^28)")
+    parser.add_argument("--n", type=int, default=1 << 28, help="vector-add elements (default 2^28)")
     parser.add_argument("--repeats", type=int, default=50)
+    parser.add_argument("--only", nargs="*", default=None,
+                        help="exercise names to bench (default: every one with a speed test); "
+                             "'vector_add' is the launch-shape study of chapter 2")
     parser.add_argument("--copy-cost", action="store_true",
                         help="also run chapter 2's copy-cost experiment with the reference kernel")
     args = parser.parse_args(argv)
@@ -140,18 +243,41 @@ def main(argv=None) -> int:
     except timing.NeedsGPU as why:
         print(why)
         return 2
-    result = bench_vector_add(args.n, args.repeats)
+    from .problems import ALL
     facts = {"device": _device_facts(), "versions": _versions(), "cpu": timing.machine_key(),
-             "cpu_cores": os.cpu_count()}
-    table = _fmt_table(result)
+             "cpu_cores": os.cpu_count(), "peak_fp32_flops": peak_fp32_flops()}
     print(json.dumps(facts, indent=1))
-    print(table)
-    if args.out:
-        os.makedirs(args.out, exist_ok=True)
-        payload = dict(facts, vector_add={
+    payload = dict(facts)
+    tables = []
+    if args.only is None or "vector_add" in args.only:
+        result = bench_vector_add(args.n, args.repeats)
+        tables.append(_fmt_table(result))
+        print(tables[-1], flush=True)
+        payload["vector_add"] = {
             "n": result["n"], "ceiling": _stats_dict(result["ceiling"]),
             "gpu": [_stats_dict(s) for s in result["gpu"]],
-            "cpu": [_stats_dict(s) for s in result["cpu"]]})
+            "cpu": [_stats_dict(s) for s in result["cpu"]]}
+    rows = []
+    for problem in ALL.values():
+        wanted = args.only is None or problem.name in args.only
+        if not (problem.reference and problem.gpu_sizes.speed and wanted):
+            continue
+        try:
+            rows.append(bench_problem(problem, repeats=min(args.repeats, 30)))
+        except Exception as exc:   # one broken reference must not hide the others' numbers
+            rows.append({"problem": problem.name, "error": f"{type(exc).__name__}: {exc}"})
+        print(json.dumps(rows[-1]), flush=True)
+    good = [r for r in rows if "error" not in r]
+    if good:
+        tables.append("Course reference kernels at their speed-test sizes, timed as the speed "
+                      "test times them:\n\n" + _problem_rows_table(good, facts["peak_fp32_flops"]))
+        print(tables[-1])
+    for r in rows:
+        if "error" in r:
+            print(f"{r['problem']}: {r['error']}")
+    payload["references"] = rows
+    if args.out:
+        os.makedirs(args.out, exist_ok=True)
         if args.copy_cost:
             from numba import cuda
             from .experiments import copy_cost
@@ -167,9 +293,9 @@ def main(argv=None) -> int:
                            "kernel": "course reference grid-stride vector add",
                            "rows": payload["copy_cost"]}, f, indent=1)
         with open(os.path.join(args.out, "bench.json"), "w") as f:
-            json.dump(payload, f, indent=1)
+            json.dump(payload, f, indent=1, default=str)
         with open(os.path.join(args.out, "bench.md"), "w") as f:
-            f.write(table + "\n")
+            f.write("\n\n".join(tables) + "\n")
     return 0
 
 
@@ -181,19 +307,17 @@ def calibrate(argv=None) -> int:
     parser.add_argument("--margin", type=float, default=0.5)
     args = parser.parse_args(argv)
     from .problems import ALL
-    from .timing import measure
     bars = {}
     for problem in ALL.values():
         if not problem.speed:
             continue
-        report = measure(problem, problem.reference_kernel())
-        base = next(b for b in report.baselines
-                    if b.label == problem.baselines[problem.speed.baseline].label)
-        speedup = base.median_ms / report.reference.median_ms
+        row = bench_problem(problem)
+        label = problem.baselines[problem.speed.baseline].label
+        speedup = row["cpu"][label] / row["reference_ms"]
         bars[problem.name] = {"min_fraction_of_reference": problem.speed.min_fraction_of_reference,
                               "baseline": problem.speed.baseline,
                               "min_speedup": round(speedup * args.margin, 1)}
-        print(f"{problem.name}: reference is {speedup:.1f}× {base.label} here -> bar "
+        print(f"{problem.name}: reference is {speedup:.1f}× {label} here -> bar "
               f"{bars[problem.name]['min_speedup']}×")
     with open(args.out, "w") as f:
         json.dump(bars, f, indent=1)

@@ -34,6 +34,7 @@ import tempfile
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Callable
 
 import numpy as np
 
@@ -107,6 +108,7 @@ class Settings:
     speed_without_gpu: str = "zero"     # what a speed cell is worth in CPU mode: zero | full
     speed_calls: int = 20               # timed calls (after 3 warm-up calls)
     gpu_lock_dir: Path = Path(tempfile.gettempdir())
+    progress: Callable[[str], None] | None = None   # told what a long speed test is doing
 
     def __post_init__(self):
         if not self.secret:
@@ -355,8 +357,17 @@ def _gpu() -> bool:
 
 # ---- speed ----------------------------------------------------------------------------------------------
 
+def _size_text(problem, size) -> str:
+    if isinstance(size, tuple):
+        return problem.size_label(size) if problem.size_label else "shape " + " × ".join(map(str, size))
+    return f"n = {size:,}"
+
+
 def _judge_speed(student, problem, call: CheckCall, settings: Settings,
                  result: CellResult) -> Verdict:
+    """Time the learner's code on chip-filling inputs and judge it against the course reference
+    (timed here, same plan) and the bar's CPU baseline. ``student`` is a sandboxed
+    :class:`StudentProcess` at autograde, or a :class:`LocalStudent` in the learner's notebook."""
     from . import timing
     name = problem.name + " (speed)"
     if not _gpu():
@@ -366,36 +377,40 @@ def _judge_speed(student, problem, call: CheckCall, settings: Settings,
         return Verdict(name, False, "CPU mode", "speed is graded only on a GPU, and this grader "
                        "has none", "the instructor grades speed only on a GPU.")
     bar = timing.speed_bar(problem)
-    n = problem.sizes.speed
-    threads = 256
-    blocks = timing.speed_blocks(n, threads) if problem.block_sizes else 0
+    size = problem.sizes.speed
+    where = _size_text(problem, size)
+    blocks, threads = problem.speed_shape(size)
+    out_count = int(np.prod(next(iter(problem.outputs(size).values()))[0]))
     rng = np.random.default_rng(_stable_seed(problem.name, settings.secret, "speed"))
     nonce = int(rng.integers(1 << 62))
     contents, buffers, warmup = 3, 2, 3
     plan = [(int(rng.integers(contents)), int(rng.integers(buffers)))
             for _ in range(warmup + settings.speed_calls)]
+    progress = settings.progress or (lambda text: None)
     with gpu_lock(settings.gpu_lock_dir):
-        student.ask({"op": "speed_setup", "problem": call.problem, "size": n, "nonce": nonce,
-                     "contents": contents, "buffers": buffers}, "speed_ready", allow=120)
-        host = [speed_inputs(problem, nonce, c, n) for c in range(contents)]
+        progress("making inputs")
+        student.ask({"op": "speed_setup", "problem": call.problem, "size": size, "nonce": nonce,
+                     "contents": contents, "buffers": buffers}, "speed_ready", allow=180)
+        host = [speed_inputs(problem, nonce, c, size) for c in range(contents)]
         yours, launched, streams = [], [], 0
         for i, (c, b) in enumerate(plan):
-            msg = student.ask({"op": "timed", "problem": call.problem, "func": call.func, "size": n,
-                               "blocks": blocks, "threads": threads, "content": c, "buffer": b},
-                              "timed", allow=60)
+            progress(f"timed call {i + 1} of {len(plan)} (the first {warmup} are warm-up)")
+            msg = student.ask({"op": "timed", "problem": call.problem, "func": call.func,
+                               "size": size, "blocks": blocks, "threads": threads, "content": c,
+                               "buffer": b}, "timed", allow=60)
             if msg["error"]:
-                return Verdict(name, False, f"n = {n:,}", msg["error"].splitlines()[-1][:300],
+                return Verdict(name, False, where, msg["error"].splitlines()[-1][:300],
                                describe_exception(msg["error"], "exception"))
-            idx = _sample_indices(rng, n)
+            idx = _sample_indices(rng, out_count)
             sample = student.ask({"op": "sample", "buffer": b, "call": i, "idx": idx.tolist()},
                                  "sampled", allow=30)
             got = student.load(sample["file"])
-            wrong = _check_sample(problem, host[c], n, idx, got)
+            wrong = _check_sample(problem, host[c], out_count, idx, got)
             if wrong:
-                return Verdict(name, False, f"n = {n:,}, timed call {i + 1}", wrong,
+                return Verdict(name, False, f"{where}, timed call {i + 1}", wrong,
                                "every timed call's output is checked: a kernel must do all of its "
                                "work on every call (no caching between calls, no skipped work).")
-            verdict = _launch_verdict(problem, _SpeedCase(n), msg)
+            verdict = _launch_verdict(problem, _SpeedCase(where), msg)
             if verdict is not None:
                 verdict.problem = name
                 return verdict
@@ -404,14 +419,20 @@ def _judge_speed(student, problem, call: CheckCall, settings: Settings,
             if i >= warmup:
                 yours.append(msg["ms"])
         student.close()   # frees the GPU before the reference is timed in this process
-        ref_ms = _time_reference(problem, host, plan[warmup:], n, blocks, threads)
-        ceiling = timing.copy_ceiling(problem.bytes_moved(n))
-        base = timing.cpu_baselines(problem, n)
+        progress("timing the course reference")
+        ref_ms = _time_reference(problem, host, plan[warmup:], size, blocks, threads)
+        progress("timing a copy of the same bytes")
+        ceiling = timing.copy_ceiling(problem.bytes_moved(size))
+        progress("the CPU baselines (measured once per machine, then cached)")
+        base = timing.cpu_baselines(problem, size, only=(bar.baseline,))
     median = float(np.median(yours))
-    nbytes = problem.bytes_moved(n)
-    details = {"size": n, "yours_ms": yours, "median_ms": median, "reference_ms": ref_ms,
+    nbytes = problem.bytes_moved(size)
+    flops = problem.flops(size) if problem.flops else 0
+    details = {"size": size, "yours_ms": yours, "median_ms": median, "reference_ms": ref_ms,
                "copy_ceiling_ms": ceiling.median_ms, "copy_ceiling_label": ceiling.label,
-               "streams_created": streams, "launches_per_call": launched}
+               "bytes": nbytes, "flops": flops, "streams_created": streams,
+               "launches_per_call": launched,
+               "cpu_baselines": {b.label: b.median_ms for b in base}}
     label = problem.baselines[bar.baseline].label
     cpu = next((b for b in base if b.label == label), None)
     details["cpu_baseline"] = {"label": label, "ms": cpu.median_ms if cpu else None}
@@ -421,29 +442,96 @@ def _judge_speed(student, problem, call: CheckCall, settings: Settings,
     if gbps > 1.10 * ceiling_gbps:
         result.flags.append(f"speed: {gbps:.0f} GB/s measured, above the copy ceiling "
                             f"{ceiling_gbps:.0f} GB/s: impossible, so not rewarded")
-        return Verdict(name, False, f"n = {n:,}", f"the timed calls report {gbps:.0f} GB/s, more "
+        return Verdict(name, False, where, f"the timed calls report {gbps:.0f} GB/s, more "
                        f"than this GPU can copy ({ceiling_gbps:.0f} GB/s): flagged for your "
                        "instructor", "a time this short means the work was not all timed.")
     fraction = ref_ms / median
     speedup = cpu.median_ms / median if cpu else float("inf")
-    summary = (f"{median:.3f} ms = {gbps:.0f} GB/s, {fraction:.0%} of the course reference "
+    rate = f"{gbps:.0f} GB/s" + (f", {flops / median / 1e6:,.0f} GFLOP/s" if flops and
+                                 flops / nbytes >= 4 else "")
+    summary = (f"{median:.3f} ms = {rate}, {fraction:.0%} of the course reference "
                f"({ref_ms:.3f} ms; bar {bar.min_fraction_of_reference:.0%}), {speedup:.1f}× {label} "
                f"(bar {bar.min_speedup:g}×); copy ceiling {ceiling_gbps:.0f} GB/s")
     if streams:
         summary += f"; {streams} stream(s) created: their work was timed too"
     if fraction >= bar.min_fraction_of_reference and speedup >= bar.min_speedup:
         return Verdict(name, True, message=summary)
-    return Verdict(name, False, f"n = {n:,}", summary,
+    return Verdict(name, False, where, summary,
                    "look for uncoalesced accesses, a grid too small to fill the GPU, or work "
                    "repeated per element.")
 
 
 @dataclass
 class _SpeedCase:
-    size: int
+    where: str
 
     def describe(self) -> str:
-        return f"n = {self.size:,}"
+        return self.where
+
+
+class LocalStudent:
+    """The speed protocol of :class:`StudentProcess`, answered in this process: the learner's
+    notebook runs the very same speed test as the judge (same harness, plan and sample checks),
+    without a sandbox, since there is nothing to protect from one's own notebook."""
+
+    def __init__(self, func_name: str, submission):
+        from .runner import Harness
+        self.harness = Harness()
+        self.namespace = {func_name: submission}
+        self.files: dict[str, dict] = {}
+
+    def ask(self, obj: dict, expect: str, allow: float) -> dict:
+        from .problem import Case, as_size
+        from .runner import problem_by_path
+        op = obj["op"]
+        if op == "speed_setup":
+            self.harness.speed_setup(problem_by_path(obj["problem"]), obj["size"], obj["nonce"],
+                                     obj["contents"], obj["buffers"])
+            return {"op": "speed_ready"}
+        if op == "timed":
+            case = Case(size=obj["size"], inputs={}, blocks=as_size(obj["blocks"]),
+                        threads=as_size(obj["threads"]))
+            return self.harness.timed_call(problem_by_path(obj["problem"]),
+                                           self.namespace[obj["func"]], case, obj["content"],
+                                           obj["buffer"])
+        if op == "sample":
+            name = f"sample-{obj['call']}"
+            self.files[name] = self.harness.sample(obj["buffer"], np.asarray(obj["idx"], np.int64))
+            return {"op": "sampled", "file": name}
+        raise ValueError(f"LocalStudent does not answer {op!r}")
+
+    def load(self, name: str) -> dict[str, np.ndarray]:
+        return self.files.pop(name)
+
+    def close(self) -> None:
+        self.harness.release()
+
+
+def speed_test_here(problem, submission, func_name: str = "submission") -> tuple[Verdict, dict]:
+    """The speed test as the learner's notebook runs it (``Problem.check_speed`` on a GPU)."""
+    settings = Settings(speed_without_gpu="zero", progress=_progress_printer(problem.name))
+    result = CellResult(grade_id="", passed=False)
+    verdict = _judge_speed(LocalStudent(func_name, submission), problem,
+                           CheckCall(problem_path(problem), "check_speed", func_name), settings,
+                           result)
+    print("\r" + " " * 100 + "\r", end="", flush=True)
+    return verdict, result.details.get("speed", {})
+
+
+def _progress_printer(name: str):
+    def show(text: str) -> None:
+        print(f"\r· {name} speed test: {text}"[:100].ljust(100), end="", flush=True)
+    return show
+
+
+def problem_path(problem) -> str:
+    """The path a check cell names a problem by, e.g. ``ch02.vector_add_grid_stride``."""
+    from .problems import CHAPTERS
+    for module in CHAPTERS:
+        for attr, value in vars(module).items():
+            if value is problem:
+                return f"{module.__name__.rsplit('.', 1)[-1]}.{attr}"
+    raise LookupError(f"{problem.name} is not one of the course's problems")
 
 
 def _sample_indices(rng, n: int) -> np.ndarray:
@@ -455,8 +543,7 @@ def _sample_indices(rng, n: int) -> np.ndarray:
 
 def _check_sample(problem, inputs: dict, n: int, idx: np.ndarray, got: dict) -> str:
     body, guard = idx[idx < n], idx >= n
-    expected = problem.expected_at(inputs, body)
-    tol = problem.tolerance(problem.inputs_at(inputs, body), expected)
+    expected, tol = problem.sampled(inputs, body)
     for key, exp in expected.items():
         values = got.get(key)
         if values is None or values.shape != idx.shape:
@@ -473,15 +560,14 @@ def _check_sample(problem, inputs: dict, n: int, idx: np.ndarray, got: dict) -> 
     return ""
 
 
-
-def _time_reference(problem, host: list[dict], plan, n: int, blocks: int, threads: int) -> float:
+def _time_reference(problem, host: list[dict], plan, size, blocks, threads) -> float:
     """The course reference, timed with the same harness and plan as the learner's code."""
     from .problem import Case
     from .runner import Harness
     harness = Harness()
-    harness.speed_setup_from_host(problem, host, buffers=1 + max(b for _, b in plan))
+    harness.speed_setup_from_host(problem, host, 1 + max(b for _, b in plan), size)
     kernel = problem.reference_kernel()
-    case = Case(size=n, inputs={}, blocks=blocks, threads=threads)
+    case = Case(size=size, inputs={}, blocks=blocks, threads=threads)
     times = [harness.timed_call(problem, kernel, case, c, b)["ms"] for c, b in plan[:3] + plan]
     harness.release()
     return float(np.median(times[3:]))

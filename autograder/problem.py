@@ -48,8 +48,9 @@ class Case:
     def describe(self) -> str:
         text = self.label or f"n = {self.size}"
         if isinstance(self.threads, tuple):
+            axes = " × ".join("xyz"[:len(self.threads)])
             text += (f", launched as a {_dims(self.blocks)} grid of blocks of "
-                     f"{_dims(self.threads)} threads (x × y)")
+                     f"{_dims(self.threads)} threads ({axes})")
         elif self.threads:
             text += f", launched as {self.blocks} block{'s' * (self.blocks != 1)} × {self.threads} threads"
         return text
@@ -77,7 +78,7 @@ class Sizes:
     visible: tuple[int, ...]
     hidden: tuple[int, ...]
     hidden_random: tuple[int, int, int] = (0, 0, 0)   # (count, low, high); per side for shapes
-    speed: int = 0                                      # elements for the speed test (GPU only)
+    speed: int | tuple[int, ...] = 0    # the speed test's size (GPU only): elements, or a shape
 
 
 @dataclass
@@ -94,6 +95,7 @@ class SpeedBar:
 class Baseline:
     label: str          # honest name, e.g. "NumPy np.add (1 core)"
     run: Callable[..., None]   # run(**host_inputs, **host_outputs)
+    at_speed_size: bool = True  # False: too slow to time at the speed test's size (minutes)
 
 
 def _stable_seed(*parts: object) -> int:
@@ -126,7 +128,11 @@ class Problem:
                  vendor: Callable | None = None, vendor_label: str = "",
                  speed: SpeedBar | None = None, elementwise: bool = False,
                  speed_inputs: Callable[[np.random.Generator, int], dict[str, Any]] | None = None,
-                 size_label: Callable[[Any], str] | None = None, value_hint: str = ""):
+                 size_label: Callable[[Any], str] | None = None, value_hint: str = "",
+                 sample_spec: Callable[[dict[str, Any], np.ndarray],
+                                       tuple[dict[str, np.ndarray], dict[str, np.ndarray]]] | None = None,
+                 speed_launch: Callable[[Any], tuple[Any, Any]] | None = None,
+                 race_check_outputs: bool = False):
         self.name = name
         self.title = title
         self.spec = spec
@@ -149,6 +155,14 @@ class Problem:
         self._speed_inputs = speed_inputs or make_inputs
         self.size_label = size_label            # names a (multi-dimensional) size in verdicts
         self.value_hint = value_hint            # replaces the generic hint for a wrong value
+        # (expected, tolerance) in float64 at flat output indices only: the speed test checks
+        # samples of every timed call, and a whole float64 spec at chip-filling sizes is too slow
+        # where an output element depends on many inputs (a matmul).
+        self.sample_spec = sample_spec
+        self.speed_launch = speed_launch        # size -> (blocks, threads) for the speed test
+        # CPU mode: also record plain and atomic accesses to the outputs during a launch and stop
+        # it with races.GlobalMemoryRace when two threads conflict (a histogram without atomics).
+        self.race_check_outputs = race_check_outputs
 
     def reference_kernel(self) -> Callable:
         """The course's reference kernel, compiled on first use (``reference`` is its factory)."""
@@ -229,14 +243,22 @@ class Problem:
                 args = {k: cuda.to_device(v) if isinstance(v, np.ndarray) else v
                         for k, v in case.inputs.items()}
                 bufs, outs = {}, {}
+                # CPU mode, for problems that ask: outputs as host arrays whose every access in
+                # a launch is race-checked (the simulator copies them in and back out).
+                tracked = self.race_check_outputs and not device.current().is_gpu
                 for name, (shape, dtype) in shapes.items():
                     size = int(np.prod(shape))
+                    if tracked:
+                        from . import races
+                        bufs[name] = np.full(size + GUARD, poison_value(dtype), dtype)
+                        outs[name] = races.track_outputs({name: bufs[name][:size].reshape(shape)})[name]
+                        continue
                     bufs[name] = cuda.to_device(np.full(size + GUARD, poison_value(dtype), dtype))
                     outs[name] = bufs[name][:size].reshape(shape) if len(shape) > 1 else bufs[name][:size]
                 self.launch(submission, args, outs, case)
                 _synchronize(self._time_limit(case))
                 for name, (shape, dtype) in shapes.items():
-                    host = bufs[name].copy_to_host()
+                    host = bufs[name] if tracked else bufs[name].copy_to_host()
                     size = int(np.prod(shape))
                     outcome.outputs[name] = host[:size].reshape(shape)
                     tail = host[size:]
@@ -271,12 +293,36 @@ class Problem:
         return {k: (v[idx] if isinstance(v, np.ndarray) and v.shape[:1] == (n,) else v)
                 for k, v in inputs.items()}
 
-    def expected_at(self, inputs: dict[str, Any], idx: np.ndarray) -> dict[str, np.ndarray]:
-        """The float64 spec at flat indices ``idx`` only (cheap for elementwise problems)."""
+    def sampled(self, inputs: dict[str, Any], idx: np.ndarray
+                ) -> tuple[dict[str, np.ndarray], dict[str, np.ndarray]]:
+        """Expected values and tolerances at flat output indices ``idx`` (the speed test's
+        samples): the problem's ``sample_spec``, the elementwise spec at those elements, or (for
+        small outputs) the whole spec sliced."""
+        if self.sample_spec:
+            return self.sample_spec(inputs, idx)
         if self.elementwise:
-            return self.expected(Case(size=idx.size, inputs=self.inputs_at(inputs, idx)))
-        n = next(v.shape[0] for v in inputs.values() if isinstance(v, np.ndarray))
-        return {k: v.reshape(-1)[idx] for k, v in self.expected(Case(size=n, inputs=inputs)).items()}
+            at = self.inputs_at(inputs, idx)
+            expected = self.expected(Case(size=idx.size, inputs=at))
+            return expected, self.tolerance(at, expected)
+        size = next(v.shape[0] for v in inputs.values() if isinstance(v, np.ndarray))
+        expected = self.expected(Case(size=size, inputs=inputs))
+        tolerance = self.tolerance(inputs, expected)
+        return ({k: v.reshape(-1)[idx] for k, v in expected.items()},
+                {k: np.broadcast_to(v, expected[k].shape).reshape(-1)[idx] for k, v in tolerance.items()})
+
+    def speed_shape(self, size) -> tuple[Any, Any]:
+        """(blocks, threads) for the speed test: the problem's own choice; else blocks of the
+        visible shape over the whole output (multi-dimensional); else enough 256-thread blocks to
+        fill every SM (a grid-stride kernel); 0 blocks for a problem that launches itself."""
+        if self.speed_launch:
+            return self.speed_launch(size)
+        if isinstance(size, tuple) and self.block_sizes:
+            threads = self.visible_block_size or self.block_sizes[0]
+            return self.blocks_for(size, threads), threads
+        if self.block_sizes:
+            from .timing import speed_blocks
+            return speed_blocks(size, 256), 256
+        return 0, 256
 
     def judge(self, case: Case, outcome: Outcome, show_inputs: bool = True) -> Verdict:
         expected = self.expected(case)

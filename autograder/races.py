@@ -12,6 +12,12 @@ element and the two lines.
 Atomic operations (``cuda.atomic.*``) on shared memory do not race with each other, but do with a
 plain read or write of the same element in the same interval.
 
+Global memory, for the outputs of problems that ask for it (``Problem(race_check_outputs=True)``,
+e.g. a histogram): :func:`track_outputs` wraps the output arrays so that every plain and atomic
+access is recorded for the whole launch. Threads of *different* blocks are never ordered within a
+launch, so any conflicting pair of them races (whatever the barriers); threads of one block race
+as in shared memory (same barrier interval). The launch stops with :class:`GlobalMemoryRace`.
+
 The recording is reusable: inside ``with record() as accesses:`` every shared-memory access of the
 simulated launches is appended to ``accesses`` (block, thread, interval, array, element, kind,
 line), for pictures of who touched what and when. Disable detection with ``AAG_RACE_CHECK=0``.
@@ -36,6 +42,10 @@ class SharedMemoryRace(RuntimeError):
     """Two threads touched one shared-memory element between the same two barriers."""
 
 
+class GlobalMemoryRace(RuntimeError):
+    """Two threads touched one element of a tracked output in one launch, unordered."""
+
+
 @dataclass(frozen=True)
 class Access:
     block: tuple[int, int, int]
@@ -45,10 +55,12 @@ class Access:
     element: tuple[int, ...]
     kind: str              # "read", "write" or "atomic"
     line: int
+    space: str = "shared"  # "shared", or "global" for a tracked output
+    shape: tuple[int, ...] = ()   # the array's declared shape (padding included)
 
 
 _local = threading.local()      # per simulated thread: inside an atomic operation?
-_state: dict = {"recording": None, "installed": False}
+_state: dict = {"recording": None, "installed": False, "launches": 0}
 
 
 def enabled() -> bool:
@@ -86,7 +98,7 @@ class _Tracker:
         tid, bid = tuple(tid), tuple(thread.blockIdx)
         interval = getattr(thread, "_aag_interval", 0)
         if getattr(_local, "atomic", False):
-            kind = "atomic"
+            kind, line = "atomic", _local.line
         elements = np.atleast_1d(self.flat[key]).reshape(-1)
         log = _state["recording"]
         with self.lock:
@@ -94,7 +106,8 @@ class _Tracker:
                 self.block, self.seen = bid, {}
             for flat in elements.tolist():
                 if log is not None:
-                    log.append(Access(bid, tid, interval, self.name, self._element(flat), kind, line))
+                    log.append(Access(bid, tid, interval, self.name, self._element(flat), kind, line,
+                                      "shared", self.shape))
                 if enabled():
                     self._check(interval, flat, tid, bid, kind, line)
 
@@ -124,6 +137,112 @@ class _Tracker:
                 f"{verb[kind]} it ({show(line)}) with no cuda.syncthreads() between them")
 
 
+class _GlobalTracker:
+    """Who touched which element of one output during one launch (all blocks)."""
+
+    def __init__(self, name: str, shape: tuple[int, ...]):
+        self.name = name
+        self.shape = shape
+        self.flat = np.arange(int(np.prod(shape)) if shape else 1).reshape(shape)
+        self.launch = -1
+        # flat index -> kind -> (block, interval) -> {thread: line} (at most two threads kept)
+        self.seen: dict[int, dict[str, dict]] = {}
+        self.lock = threading.Lock()
+
+    def touch(self, key, kind: str, line: int) -> None:
+        thread = threading.current_thread()
+        tid = getattr(thread, "threadIdx", None)
+        if tid is None:
+            return
+        tid, bid = tuple(tid), tuple(thread.blockIdx)
+        interval = getattr(thread, "_aag_interval", 0)
+        if getattr(_local, "atomic", False):
+            kind, line = "atomic", _local.line
+        elements = np.atleast_1d(self.flat[key]).reshape(-1)
+        log = _state["recording"]
+        with self.lock:
+            if self.launch != _state["launches"]:
+                self.launch, self.seen = _state["launches"], {}
+            for flat in elements.tolist():
+                if log is not None:
+                    log.append(Access(bid, tid, interval, self.name, self._element(flat), kind,
+                                      line, "global", self.shape))
+                if enabled():
+                    self._check(flat, bid, tid, interval, kind, line)
+
+    def _element(self, flat: int) -> tuple[int, ...]:
+        return tuple(int(i) for i in np.unravel_index(flat, self.shape)) if self.shape else ()
+
+    def _check(self, flat, bid, tid, interval, kind, line) -> None:
+        entry = self.seen.setdefault(flat, {"write": {}, "read": {}, "atomic": {}})
+        clashes = {"write": ("write", "read", "atomic"), "read": ("write", "atomic"),
+                   "atomic": ("write", "read")}[kind]
+        for other_kind in clashes:
+            for (obid, ointerval), threads in entry[other_kind].items():
+                for other, other_line in threads.items():
+                    if obid != bid or (ointerval == interval and other != tid):
+                        raise GlobalMemoryRace(self._message(
+                            flat, (bid, tid, kind, line), (obid, other, other_kind, other_line)))
+        threads = entry[kind].setdefault((bid, interval), {})
+        if tid not in threads and len(threads) < 2:
+            threads[tid] = line
+
+    def _message(self, flat, this, that) -> str:
+        where = ", ".join(map(str, self._element(flat)))
+        verb = {"write": "wrote", "read": "read", "atomic": "updated (atomically)"}
+
+        def show(n):
+            text = linecache.getline(_state.get("file", ""), n).strip()
+            return f"line {n}" + (f" `{text}`" if text else "")
+        (bid, tid, kind, line), (obid, otid, okind, oline) = this, that
+        why = ("threads of different blocks are never ordered within one launch: make every "
+               "update of a shared result atomic (cuda.atomic.add)" if obid != bid else
+               "no cuda.syncthreads() between them")
+        return (f"global-memory race on the output `{self.name}`[{where}]: thread {_dim(otid)} of "
+                f"block {_dim(obid)} {verb[okind]} it ({show(oline)}) and thread {_dim(tid)} of "
+                f"block {_dim(bid)} {verb[kind]} it ({show(line)}); {why}")
+
+
+class _GlobalArray(np.ndarray):
+    """Base of the per-output classes :func:`track_outputs` makes: the tracker lives on the
+    class, because the simulator copies arguments into new arrays of the same type."""
+
+    _tracker: _GlobalTracker | None = None
+
+    def __getitem__(self, key):
+        if self._tracker is not None:
+            self._tracker.touch(key, "read", _kernel_line())
+        return np.ndarray.__getitem__(self, key)
+
+    def __setitem__(self, key, value):
+        if self._tracker is not None:
+            self._tracker.touch(key, "write", _kernel_line())
+        np.ndarray.__setitem__(self, key, value)
+
+
+def _kernel_line() -> int:
+    """The line of the kernel that made this access: the first frame outside the simulator's
+    array wrappers (a kernel's ``out[i]`` goes through two of them)."""
+    frame = sys._getframe(2)
+    while frame is not None and ("simulator" in frame.f_code.co_filename
+                                 or frame.f_code.co_filename == __file__):
+        frame = frame.f_back
+    if frame is None:
+        return 0
+    _state["file"] = frame.f_code.co_filename
+    return frame.f_lineno
+
+
+def track_outputs(outputs: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
+    """CPU mode: the outputs, wrapped so that launches record (and race-check) every access to
+    them. Turn the results back into plain arrays with ``np.asarray``."""
+    tracked = {}
+    for name, array in outputs.items():
+        cls = type(f"Tracked_{name}", (_GlobalArray,), {"_tracker": _GlobalTracker(name, array.shape)})
+        tracked[name] = array.view(cls)
+    return tracked
+
+
 def _dim(t) -> str:
     t = tuple(t)
     while len(t) > 1 and t[-1] == 0:
@@ -142,14 +261,16 @@ class SharedArray(np.ndarray):
     def __getitem__(self, key):
         if self._tracker is not None:
             frame = sys._getframe(1)
-            _state["file"] = frame.f_code.co_filename
+            if not getattr(_local, "atomic", False):   # an atomic's frame is the simulator's
+                _state["file"] = frame.f_code.co_filename
             self._tracker.touch(key, "read", frame.f_lineno)
         return np.ndarray.__getitem__(self, key)
 
     def __setitem__(self, key, value):
         if self._tracker is not None:
             frame = sys._getframe(1)
-            _state["file"] = frame.f_code.co_filename
+            if not getattr(_local, "atomic", False):
+                _state["file"] = frame.f_code.co_filename
             self._tracker.touch(key, "write", frame.f_lineno)
         np.ndarray.__setitem__(self, key, value)
 
@@ -177,8 +298,8 @@ class _RecordingShared:
     def array(self, shape, dtype, alignment=None):
         frame = sys._getframe(1)
         raw = None
-        if shape == 0 or alignment is not None:     # dynamic shared memory: one buffer for all
-            raw = self._inner.array(shape, dtype, alignment)
+        if shape == 0:     # dynamic shared memory: one buffer for all
+            raw = self._inner.array(shape, dtype)
             site = ("dynamic", raw.dtype.str)
         else:   # one array per line that creates it, as in the simulator
             site = (frame.f_code.co_filename, frame.f_lineno)
@@ -208,7 +329,9 @@ class _AtomicMarking:
             return fn
 
         def atomic(*args, **kwargs):
-            _local.atomic = True
+            frame = sys._getframe(1)          # the kernel's line, not the simulator's
+            _state["file"] = frame.f_code.co_filename
+            _local.atomic, _local.line = True, frame.f_lineno
             try:
                 return fn(*args, **kwargs)
             finally:
@@ -217,6 +340,7 @@ class _AtomicMarking:
 
 
 def _extend(module) -> None:
+    _state["launches"] += 1          # one fake module per launch: global tracking starts afresh
     module._shared = _RecordingShared(module._shared)
     module._atomic = _AtomicMarking(module._atomic)
 

@@ -94,6 +94,8 @@ class Harness:
             event_class = type(cuda.event())
             self._record, self._event_sync = event_class.record, event_class.synchronize
             self._elapsed = driver.event_elapsed_time
+            from .timing import hold_gpu
+            self._hold = hold_gpu
         self.recording = False
         self.launches: list[tuple[str, bool]] = []     # (kernel name, is the learner's own)
         self.d2h = 0
@@ -190,11 +192,11 @@ class Harness:
         return problem._run_here(submission, case)
 
     # -- speed (GPU only) -------------------------------------------------------------------------
-    def speed_setup(self, problem, n: int, nonce: int, contents: int, buffers: int) -> None:
-        host = [speed_inputs(problem, nonce, c, n) for c in range(contents)]
-        self.speed_setup_from_host(problem, host, buffers)
+    def speed_setup(self, problem, size, nonce: int, contents: int, buffers: int) -> None:
+        host = [speed_inputs(problem, nonce, c, size) for c in range(contents)]
+        self.speed_setup_from_host(problem, host, buffers, size)
 
-    def speed_setup_from_host(self, problem, host: list[dict], buffers: int) -> None:
+    def speed_setup_from_host(self, problem, host: list[dict], buffers: int, size) -> None:
         """Device copies of every content set (masters), ``buffers`` working sets the calls run
         on, outputs with guard zones, a NaN image to poison them, and a buffer to flush L2."""
         from .checks import GUARD, poison_value
@@ -202,11 +204,12 @@ class Harness:
         cuda = self.cuda
         self.masters = [{k: self._to_device(v) for k, v in inputs.items()
                          if isinstance(v, np.ndarray)} for inputs in host]
-        self.scalars = {k: v for k, v in host[0].items() if not isinstance(v, np.ndarray)}
+        # Scalars per content set (a problem may draw coefficients at random with the arrays).
+        self.scalars = [{k: v for k, v in inputs.items() if not isinstance(v, np.ndarray)}
+                        for inputs in host]
         first = self.masters[0]
         self.work = [{k: cuda.device_array_like(v) for k, v in first.items()} for _ in range(buffers)]
-        n = next(iter(first.values())).shape[0]
-        shapes = problem.outputs(n)
+        shapes = problem.outputs(size)
         self.out_shapes = shapes
         self.out_bufs = [{name: cuda.device_array(int(np.prod(shape)) + GUARD, dtype)
                           for name, (shape, dtype) in shapes.items()} for _ in range(buffers)]
@@ -224,9 +227,15 @@ class Harness:
         gc.collect()
 
     def timed_call(self, problem, submission, case, content: int, buffer: int) -> dict:
-        """One timed call: fresh inputs copied in, outputs poisoned, L2 flushed (none of it timed),
-        then events around the launch with the whole device synchronised before the end event,
-        so work left on other streams is counted."""
+        """One timed call: fresh inputs copied in, outputs poisoned, L2 flushed (none of it timed).
+
+        The GPU is kept busy (``hold``) while Python queues the start event and the launch, so the
+        timed region starts when the GPU reaches the learner's work. Two end events: one queued
+        right after the launch (on the legacy default stream, which waits for work on the
+        ordinary streams ``cuda.stream()`` makes), one after a device-wide synchronize (which
+        waits for everything, on any stream). The first is the time, unless the second came
+        noticeably later: then work was left running somewhere the first did not see, and the
+        later one counts."""
         work, outs = self.work[buffer], self.out_bufs[buffer]
         for key, master in self.masters[content].items():
             work[key].copy_to_device(master)
@@ -239,19 +248,28 @@ class Harness:
         self.flush_dst.copy_to_device(self.flush_src)
         self._device_sync()
         self.reset_counts()
-        start, end = self._event(), self._event()
+        start, end_queued, end = self._event(), self._event(), self._event()
         error = None
+        queued = False
         launch = self.recorded(problem.launch)
+        self._hold()
         self._record(start)
         try:
-            launch(submission, {**work, **self.scalars}, views, case)
+            launch(submission, {**work, **self.scalars[content]}, views, case)
+            self._record(end_queued)
+            queued = True
             self._device_sync()
         except Exception as exc:   # learner code
             error = "".join(traceback.format_exception_only(type(exc), exc)).strip()
         self._record(end)
         self._event_sync(end)
-        ms = self._elapsed(start, end)
-        return {"ms": ms, "error": error, **self.counts()}
+        wall = self._elapsed(start, end)
+        ms = wall
+        if queued:
+            gpu = self._elapsed(start, end_queued)
+            if wall - gpu <= max(0.05, 0.1 * gpu):
+                ms = gpu
+        return {"ms": ms, "wall_ms": wall, "error": error, **self.counts()}
 
     def sample(self, buffer: int, idx: np.ndarray) -> dict[str, np.ndarray]:
         cuda = self.cuda
@@ -265,10 +283,10 @@ class Harness:
 
 
 
-def speed_inputs(problem, nonce: int, content: int, n: int) -> dict:
+def speed_inputs(problem, nonce: int, content: int, size) -> dict:
     """The inputs of one content set of a speed run: the judge regenerates the same values."""
     rng = np.random.default_rng([nonce, content])
-    return problem.speed_inputs(rng, n)
+    return problem.speed_inputs(rng, size)
 
 
 def _trusted_roots() -> list[Path]:
@@ -362,7 +380,9 @@ def main() -> None:
                 break   # the CUDA context may be unusable now: the judge starts a fresh process
         elif op == "speed_setup":
             problem = problem_by_path(msg["problem"])
-            harness.speed_setup(problem, msg["size"], msg["nonce"], msg["contents"], msg["buffers"])
+            from autograder.problem import as_size
+            harness.speed_setup(problem, as_size(msg["size"]), msg["nonce"], msg["contents"],
+                                msg["buffers"])
             send({"op": "speed_ready"})
         elif op == "timed":
             from autograder.problem import Case, as_size

@@ -4,7 +4,13 @@ import os
 
 import pytest
 
-import autograder as ag
+# On a machine with several GPUs, AAG_GPUS_PER_WORKER=1 gives each pytest-xdist worker its own
+# GPU (set before anything initialises CUDA), so timed runs of different workers never share one.
+if os.environ.get("AAG_GPUS_PER_WORKER") and os.environ.get("PYTEST_XDIST_WORKER"):
+    _count = int(os.environ.get("AAG_GPU_COUNT", "1"))
+    os.environ["CUDA_VISIBLE_DEVICES"] = str(int(os.environ["PYTEST_XDIST_WORKER"][2:]) % _count)
+
+import autograder as ag  # noqa: E402  (after the GPU is chosen)
 
 
 def pytest_collection_modifyitems(config, items):

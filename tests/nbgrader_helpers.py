@@ -112,6 +112,17 @@ def grades(root: Path, chapter: str, student: str) -> dict:
         return {g.name: (g.score, g.max_score) for g in nb.grades if g.cell_type == "code"}
 
 
+def manual_grades(root: Path, chapter: str, student: str) -> dict:
+    """grade_id -> (score, needs_manual_grade) for the written answers (markdown grade cells)."""
+    from nbgrader.api import Gradebook
+
+    aag_build.ensure_tools_on_path()
+    with Gradebook(f"sqlite:///{Path(root) / 'gradebook.db'}") as gb:
+        nb = gb.find_submission_notebook(chapter, chapter, student)
+        return {g.name: (g.score, g.needs_manual_grade) for g in nb.grades
+                if g.cell_type == "markdown"}
+
+
 def submit(root: Path, chapter: str, student: str, nb) -> None:
     """Place a submission where ``nbgrader collect`` would: submitted/<student>/<chapter>/."""
     dest = Path(root) / "submitted" / student / chapter

@@ -221,3 +221,19 @@ def test_committed_course_and_solutions_are_up_to_date(repo_root):
     p = subprocess.run([sys.executable, "-m", "autograder.build", "--check", "--root", repo_root],
                        capture_output=True, text=True, env=h.env())
     assert p.returncode == 0, p.stdout + p.stderr
+
+
+@pytest.mark.parametrize("chapter", [c for c in CHAPTERS if c >= "ch03"])
+def test_every_chapter_from_3_asks_for_a_written_answer_graded_by_hand(built, chapter):
+    """Each "predict, then measure" ends in an explanation the instructor grades in formgrader:
+    a markdown grade cell with points, empty in the release, a model answer in the solutions."""
+    release = h.read_nb(built / "course" / chapter / f"{chapter}.ipynb")
+    solution = h.read_nb(built / "solutions" / chapter / f"{chapter}.ipynb")
+    answers = [c for c in release.cells if c.cell_type == "markdown"
+               and c.metadata.get("nbgrader", {}).get("grade")]
+    assert answers, f"{chapter} has no manually graded answer"
+    for cell in answers:
+        meta = cell.metadata["nbgrader"]
+        assert meta["solution"] and meta["points"] > 0 and cell.source == "YOUR ANSWER HERE"
+        model = h.cell_by_id(solution, meta["grade_id"]).source
+        assert len(model) > 200 and "BEGIN SOLUTION" not in model

@@ -285,7 +285,7 @@ def test_verdict_names_shape_launch_and_element():
 def test_every_case_is_non_square_or_tiny_and_off_the_block_sizes():
     """Are the first (largest visible) cases non-square with sides off every block size, so that
     swapped x and y and a missing bounds check cannot pass?"""
-    for p in ch03.PROBLEMS:
+    for p in (p for p in ch03.PROBLEMS if p.on_device):
         first = p.cases()[0]
         rows, cols = first.size[0], first.size[-1]
         assert rows != cols, p.name
@@ -332,7 +332,7 @@ def test_blur_spec_averages_only_in_bounds_pixels():
     assert np.allclose(ch03.box_blur(x, 9), x.mean())
 
 
-@pytest.mark.parametrize("problem", ch03.PROBLEMS, ids=lambda p: p.name)
+@pytest.mark.parametrize("problem", [p for p in ch03.PROBLEMS if p.on_device], ids=lambda p: p.name)
 def test_tolerance_is_tight(problem):
     """Is every tolerance far below float16's precision and near float32's (a few ulps)?"""
     case = problem.cases()[0]
@@ -344,7 +344,7 @@ def test_tolerance_is_tight(problem):
 
 
 @pytest.mark.parametrize("name", ["numpy", "serial"])
-@pytest.mark.parametrize("problem", ch03.PROBLEMS, ids=lambda p: p.name)
+@pytest.mark.parametrize("problem", [p for p in ch03.PROBLEMS if p.on_device], ids=lambda p: p.name)
 def test_cpu_baselines_meet_the_spec(problem, name):
     """Does each CPU baseline compute what the spec says, within the exercise's tolerance?"""
     case = problem.cases()[0]
@@ -355,3 +355,55 @@ def test_cpu_baselines_meet_the_spec(problem, name):
     for k, exp in expected.items():
         # BLAS and a summed-area table sum in another order: allow a few times the bound.
         assert np.all(np.abs(outs[k] - exp) <= 4 * tol[k]), (problem.name, name, k)
+
+
+# ---- image_time_bound ---------------------------------------------------------------------------
+
+def test_the_image_bound_accepts_equal_formulas_and_rejects_the_classic_slips():
+    p = ch03.image_time_bound
+
+    def exact(h, w, b_in, b_out, bw):
+        return h * w * (b_in + b_out) / bw
+
+    def per_pixel_first(h, w, b_in, b_out, bw):
+        return (b_in + b_out) / bw * h * w
+
+    def reads_only(h, w, b_in, b_out, bw):
+        return h * w * b_in / bw
+
+    def rounded(h, w, b_in, b_out, bw):
+        return float(f"{exact(h, w, b_in, b_out, bw):.4g}")
+
+    for ok in (exact, per_pixel_first):
+        assert p.verdict(ok, p.cases()).passed
+        assert p.verdict(ok, p.cases(hidden=True)).passed
+    for wrong in (reads_only, rounded):
+        assert not p.verdict(wrong, p.cases(hidden=True)).passed
+
+
+# ---- speed-test samples -------------------------------------------------------------------------
+
+@pytest.mark.parametrize("name", ["rgb_to_gray", "blur", "matmul_naive"])
+def test_the_speed_samples_agree_with_the_whole_spec(name):
+    """The judge checks 4096 output elements of every timed call with the problem's sample_spec:
+    its values and tolerances must be the full spec's at those elements."""
+    from autograder import judge
+    from autograder.problem import Case
+    p = getattr(ch03, name)
+    size = (37, 53) if name != "matmul_naive" else (19, 37, 27)
+    rng = np.random.default_rng(7)
+    inputs = p.speed_inputs(rng, size)
+    full = p.expected(Case(size=size, inputs=inputs))
+    tol = p.tolerance(inputs, full)
+    (key, exp_full), = full.items()
+    idx = judge._sample_indices(rng, exp_full.size)
+    body = idx[idx < exp_full.size]
+    expected, tolerance = p.sampled(inputs, body)
+    np.testing.assert_allclose(expected[key], exp_full.reshape(-1)[body], rtol=1e-15)
+    np.testing.assert_allclose(tolerance[key], np.broadcast_to(tol[key], exp_full.shape).reshape(-1)[body],
+                               rtol=1e-12)
+    right = np.concatenate([exp_full.reshape(-1)[body].astype(np.float32), np.full(64, np.nan, np.float32)])
+    assert judge._check_sample(p, inputs, exp_full.size, idx, {key: right}) == ""
+    wrong = right.copy()
+    wrong[1] += 8 * tolerance[key][1] + 1e-3 * abs(wrong[1])
+    assert "1 of" in judge._check_sample(p, inputs, exp_full.size, idx, {key: wrong})

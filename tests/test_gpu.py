@@ -75,3 +75,55 @@ def test_hang_costs_one_timeout():
     lines = [l for l in proc.stdout.splitlines() if l.startswith(("FAILED", "PASSED"))]
     assert len(lines) == 2 and all(l.startswith("FAILED") for l in lines), proc.stdout + proc.stderr
     assert float(lines[0].split()[2]) >= 4.5 and float(lines[1].split()[2]) < 1.0, lines
+
+
+def test_timing_holds_the_gpu_so_python_launch_overhead_is_not_timed():
+    """A one-block kernel takes microseconds on the GPU; Python needs 20-100 µs to launch it.
+    The timed region starts when the GPU reaches the launch, so the median stays far below that."""
+    from numba import cuda
+
+    @cuda.jit
+    def tiny(out):
+        out[cuda.threadIdx.x] = 1.0
+
+    out = cuda.device_array(32, np.float32)
+    assert timing.time_gpu("tiny", lambda i: tiny[1, 32](out), repeats=30).median_ms < 0.02
+
+
+def _gray_kernels():
+    from numba import cuda
+
+    @cuda.jit
+    def gray_rows_on_y(image, gray):
+        col, row = cuda.grid(2)
+        if row < gray.shape[0] and col < gray.shape[1]:
+            gray[row, col] = (0.299 * image[row, col, 0] + 0.587 * image[row, col, 1]
+                              + 0.114 * image[row, col, 2])
+
+    @cuda.jit
+    def gray_rows_on_x(image, gray):
+        # Correct, but a warp walks down a column: every pixel of a warp in another row.
+        row, col = cuda.grid(2)
+        h, w = gray.shape
+        # the grid covers (cols, rows); map it onto the image transposed, covering it fully
+        for r in range(row, h, cuda.gridsize(2)[0]):
+            for c in range(col, w, cuda.gridsize(2)[1]):
+                gray[r, c] = (0.299 * image[r, c, 0] + 0.587 * image[r, c, 1]
+                              + 0.114 * image[r, c, 2])
+    return gray_rows_on_y, gray_rows_on_x
+
+
+def test_a_2d_speed_test_passes_a_coalesced_kernel_and_fails_a_column_walking_one():
+    """The speed test on a shape (a 4097 × 8191 image): a kernel with x along the rows keeps up
+    with the reference; one whose warps walk down columns is correct and far slower."""
+    good, column_walker = _gray_kernels()
+    problem = ag.problems.ch03.rgb_to_gray
+    problem.check(column_walker)            # correct...
+    problem.check_speed(good)
+    with pytest.raises(CheckFailed, match="of the course reference"):
+        problem.check_speed(column_walker)  # ...but slow
+
+
+def test_the_speed_test_refuses_the_course_reference_as_a_submission():
+    with pytest.raises(CheckFailed, match="not yours"):
+        ag.problems.ch03.rgb_to_gray.check_speed(ag.problems.ch03.rgb_to_gray.reference_kernel())

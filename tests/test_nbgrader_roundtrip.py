@@ -24,7 +24,7 @@ CHAPTER = "ch02_data_parallel"
 # from the course's 300 s so the test is quick), and a hung case inside a check after CHECK_LIMIT.
 TIMEOUT = 25
 CHECK_LIMIT = 8
-SPEED_CELLS = {"grid_stride_speed"}
+# Speed cells are named <exercise>_speed in every chapter.
 
 # student -> (cell, text in the solution, replacement, the test cells it must break)
 WRONG = {
@@ -117,7 +117,7 @@ def test_solution_scores_full_marks_on_every_correctness_cell(course, graded):
 
 def _assert_full_marks(cell, score, max_score):
     import autograder as ag
-    if cell in SPEED_CELLS and not ag.backend.is_gpu:
+    if cell.endswith("_speed") and not ag.backend.is_gpu:
         # Graded without a GPU and AAG_SPEED_WITHOUT_GPU=zero: a speed cell is worth nothing.
         assert score == 0, cell
     else:
@@ -141,6 +141,10 @@ def test_every_other_chapter_solution_scores_full_marks(tmp_path, chapter):
         _assert_full_marks(cell, score, max_score)
     blank = h.grades(tmp_path, chapter, "blank")
     assert blank and all(score == 0 for score, _ in blank.values()), blank
+    # Written answers wait for the instructor; an untouched answer cell scores 0 at once.
+    written = h.manual_grades(tmp_path, chapter, "sol")
+    assert all(needs for _, needs in written.values()), written
+    assert all(score == 0 for score, _ in h.manual_grades(tmp_path, chapter, "blank").values())
 
 
 def test_untouched_release_scores_zero_everywhere(graded):

@@ -161,3 +161,119 @@ def test_the_recording_says_who_touched_what_and_when():
 def test_detection_can_be_switched_off(monkeypatch):
     monkeypatch.setenv(races.RACE_CHECK_ENV, "0")
     _matmul(True, False)   # racy, not stopped: the result is whatever the schedule gave
+
+
+# ---- global memory: the outputs of problems that ask for it ---------------------------------------
+
+@cuda.jit
+def histogram(data, hist, atomic):
+    i = cuda.grid(1)
+    if i < data.size:
+        if atomic:
+            cuda.atomic.add(hist, data[i], 1)
+        else:
+            hist[data[i]] += 1
+
+
+@cuda.jit
+def scale_own_element(x, out):
+    i = cuda.grid(1)
+    if i < x.size:
+        out[i] = x[i] * 2
+        out[i] += 1          # a thread re-reading what it wrote: ordered, no race
+
+
+@cuda.jit
+def neighbour_after_barrier(x, out, shifted, across_blocks):
+    # Each thread writes its element of `out`, waits at the barrier, then copies its left
+    # neighbour's into `shifted`: ordered within a block, unordered across blocks.
+    i = cuda.grid(1)
+    out[i] = x[i]
+    cuda.syncthreads()
+    if cuda.threadIdx.x > 0 or (across_blocks and i > 0):
+        shifted[i] = out[i - 1]
+
+
+def _data(n=200, bins=5):
+    return np.random.default_rng(3).integers(0, bins, n).astype(np.int32)
+
+
+def test_a_histogram_without_atomics_races_every_time():
+    data = _data()
+    for _ in range(3):
+        hist = races.track_outputs({"hist": np.zeros(5, np.int32)})["hist"]
+        with pytest.raises(races.GlobalMemoryRace) as info:
+            histogram[7, 32](data, hist, False)
+        text = str(info.value)
+        assert "global-memory race on the output `hist`" in text
+        assert "hist[data[i]] += 1" in text
+
+
+def test_an_atomic_histogram_is_race_free_and_right():
+    data = _data()
+    hist = races.track_outputs({"hist": np.zeros(5, np.int32)})["hist"]
+    histogram[7, 32](data, hist, True)
+    np.testing.assert_array_equal(np.asarray(hist), np.bincount(data, minlength=5))
+
+
+def _two_outputs():
+    tracked = races.track_outputs({"out": np.zeros(64, np.float32), "shifted": np.zeros(64, np.float32)})
+    return tracked["out"], tracked["shifted"]
+
+
+def test_threads_of_different_blocks_race_on_one_element_whatever_the_barriers():
+    x = np.arange(64, dtype=np.float32)
+    with pytest.raises(races.GlobalMemoryRace, match="of different blocks are never ordered"):
+        neighbour_after_barrier[2, 32](x, *_two_outputs(), True)
+
+
+def test_global_accesses_ordered_by_a_barrier_or_by_one_thread_do_not_race():
+    x = np.arange(64, dtype=np.float32)
+    out, shifted = _two_outputs()
+    neighbour_after_barrier[2, 32](x, out, shifted, False)
+    assert np.asarray(shifted)[1:32].tolist() == x[:31].tolist()
+    out2 = races.track_outputs({"out": np.zeros(64, np.float32)})["out"]
+    scale_own_element[2, 32](x, out2)
+    np.testing.assert_array_equal(np.asarray(out2), 2 * x + 1)
+
+
+def test_each_launch_starts_afresh():
+    # Two launches writing the same elements are ordered (one after the other): no race.
+    x = np.arange(64, dtype=np.float32)
+    out = races.track_outputs({"out": np.zeros(64, np.float32)})["out"]
+    scale_own_element[2, 32](x, out)
+    scale_own_element[2, 32](x, out)
+
+
+def test_a_problem_that_asks_for_it_fails_a_non_atomic_histogram_with_the_race():
+    from autograder.checks import U32  # noqa: F401  (the problem below is a minimal histogram)
+    from autograder.problem import Problem, Sizes
+
+    def launch(kernel, inputs, outputs, case):
+        outputs["hist"][:] = 0      # counts start at zero (the poison is for the check)
+        kernel[case.blocks, case.threads](inputs["data"], outputs["hist"])
+
+    problem = Problem(
+        "toy_histogram", title="toy", spec=lambda data, **k: {"hist": np.bincount(data, minlength=5)},
+        make_inputs=lambda rng, n: {"data": rng.integers(0, 5, n).astype(np.int32)},
+        outputs=lambda n: {"hist": ((5,), np.int32)},
+        tolerance=lambda inputs, expected: {"hist": np.zeros(5)}, launch=launch,
+        block_sizes=(32,), visible_block_size=32,
+        cpu_sizes=Sizes(visible=(100,), hidden=()), gpu_sizes=Sizes(visible=(100,), hidden=()),
+        race_check_outputs=True)
+
+    @cuda.jit
+    def plain(data, hist):
+        i = cuda.grid(1)
+        if i < data.size:
+            hist[data[i]] += 1
+
+    @cuda.jit
+    def atomic(data, hist):
+        i = cuda.grid(1)
+        if i < data.size:
+            cuda.atomic.add(hist, data[i], 1)
+
+    assert problem.verdict(atomic, problem.cases()).passed
+    verdict = problem.verdict(plain, problem.cases())
+    assert not verdict.passed and "global-memory race" in verdict.message, verdict

@@ -81,6 +81,7 @@ _reference = {}
 
 def reference_grid_stride():
     if "grid_stride" not in _reference:
+        global cuda    # a module global: the CUDA simulator swaps `cuda` only there
         from numba import cuda
 
         @cuda.jit

@@ -11,6 +11,8 @@
 # - Write three kernels that each thread runs for one output element: an **RGB-to-gray**
 #   conversion, a **box blur** whose edge pixels average fewer neighbours, and a **matrix
 #   multiplication** of non-square matrices.
+# - Compute, before running anything, the **least time** an image kernel can take (the bytes it
+#   must move over the memory bandwidth), then measure how close your kernels come on a GPU.
 #
 # Run the first cell before anything else: importing `autograder` picks the backend (an NVIDIA
 # GPU, an AMD GPU, or CPU mode with the CUDA simulator) before Numba loads its CUDA target.
@@ -190,6 +192,17 @@ ag.problems.ch03.rgb_to_gray.check_hidden(rgb_to_gray_kernel)
 ### END HIDDEN TESTS
 
 # %% [markdown]
+# **Speed (1 point, on a GPU).** The speed test runs your kernel 23 times on a 4097 × 8191 image
+# (400 MB in, 134 MB out), with 32 × 8 blocks, fresh inputs and NaN-filled outputs every time,
+# and checks 4096 random pixels after each call. It passes at 70% of the course's reference
+# kernel's speed, timed in the same run, and 20× NumPy on one core. A straightforward kernel
+# like yours should pass: the lesson here is that a kernel this simple is limited by memory,
+# not arithmetic (more on that below). In CPU mode the cell says that timing needs a GPU.
+
+# %% nbgrader={"grade": true, "grade_id": "rgb_to_gray_speed", "locked": true, "points": 1, "schema_version": 3, "solution": false, "task": false}
+ag.problems.ch03.rgb_to_gray.check_speed(rgb_to_gray_kernel)
+
+# %% [markdown]
 # ## Break it: swap x and y
 #
 # The commonest 2-D bug is taking the row from x: `row, col = cuda.grid(2)`. **Predict before
@@ -282,6 +295,14 @@ ag.problems.ch03.blur.check_hidden(blur_kernel)
 ### END HIDDEN TESTS
 
 # %% [markdown]
+# **Speed (1 point, on a GPU)**, as for Exercise 3.1: a 4097 × 8191 float32 image, radius 2
+# (25 pixels read per output pixel), 70% of the reference's speed and 20× NumPy's summed-area
+# table on one core.
+
+# %% nbgrader={"grade": true, "grade_id": "blur_speed", "locked": true, "points": 1, "schema_version": 3, "solution": false, "task": false}
+ag.problems.ch03.blur.check_speed(blur_kernel)
+
+# %% [markdown]
 # ## Predict, then run: dividing by the full window
 #
 # A tempting shortcut is to divide every sum by `(2·radius + 1)²`. **Predict**: on a 12 × 20 image
@@ -367,15 +388,116 @@ ag.problems.ch03.matmul_naive.check_hidden(matmul_kernel)
 ### END HIDDEN TESTS
 
 # %% [markdown]
-# ## Measure it (later)
+# ## Predict, then measure: how fast can an image kernel be?
 #
-# This chapter is about getting indices right, so it has no speed test yet. When you run it on a
-# GPU, count what the naive matmul moves: each thread reads a whole row of A and a whole column of
-# B, `2K` loads for `2K` floating-point operations, so it does about **one operation per 4-byte
-# load**, and most of those loads fetch data a neighbouring thread fetched too. On the course's
-# H200 this kernel reached about 1 TFLOP/s on 4096 × 4096 matrices, barely more than NumPy on 16
-# CPU cores, and 50× less than cuBLAS. Chapters 4 and 5 explain why and close most of that gap
-# with tiles in shared memory.
+# Before timing a kernel, work out the shortest time it could possibly take. The gray conversion
+# does 5 floating-point operations per pixel and moves 16 bytes (12 read, 4 written): a GPU does
+# tens of trillions of operations per second but moves only a few trillion bytes, so the bytes
+# decide. Every pixel has to come in from memory once and go out once, and nothing crosses the
+# memory bus faster than its **bandwidth** (bytes per second):
+#
+# ```
+# time ≥ height · width · (bytes read per pixel + bytes written per pixel) / bandwidth
+# ```
+#
+# The blur reads 25 pixels per output pixel at radius 2, but its neighbours read the same ones:
+# if the caches keep them (they mostly do), each pixel still crosses the bus once, and the bound
+# is that of a copy (4 bytes in, 4 out).
+#
+# ## Exercise 3.4 · The least time (2 points)
+#
+# Write `image_time_bound(height, width, bytes_in, bytes_out, bandwidth)`: ints for the image's
+# sides and the bytes read and written per pixel, a float for the bandwidth in bytes per second.
+# Return the bound in **seconds** as a float. One line.
+#
+# **Predict first, by hand**: for the speed tests' 4097 × 8191 image on an H200 (4.8 TB/s), how
+# many microseconds at least for the gray conversion? For the blur?
+#
+# **What the check does.** It calls your function on 6 sets of values (the first two are the
+# questions above, then a one-pixel image), and the hidden tests on 200 random ones (sides up to
+# 20,000, 30 GB/s to 10 TB/s); results are compared with the formula in float64, to a few
+# roundings.
+
+# %% nbgrader={"grade": false, "grade_id": "image_time_bound_solution", "locked": false, "schema_version": 3, "solution": true, "task": false}
+def image_time_bound(height, width, bytes_in, bytes_out, bandwidth):
+    """Seconds a one-pass image kernel needs at least: its bytes over the memory bandwidth."""
+    ### BEGIN SOLUTION
+    return height * width * (bytes_in + bytes_out) / bandwidth
+    ### END SOLUTION
+
+
+# %% nbgrader={"grade": true, "grade_id": "image_time_bound_test", "locked": true, "points": 2, "schema_version": 3, "solution": false, "task": false}
+ag.problems.ch03.image_time_bound.check(image_time_bound)
+### BEGIN HIDDEN TESTS
+ag.problems.ch03.image_time_bound.check_hidden(image_time_bound)
+### END HIDDEN TESTS
+
+# %% [markdown]
+# ### Measure
+#
+# On a GPU, the cell below times your gray and blur kernels on the speed tests' image, next to a
+# copy of the same bytes (the best this device really does: its *practical* bandwidth, usually
+# 80–90% of the figure on the box), and sets both against your bound with the advertised
+# bandwidth. In CPU mode it says what it would do: the simulator's times mean nothing.
+
+# %%
+height, width = 4097, 8191
+if not ag.backend.is_gpu:
+    print("Timing needs a GPU: on one, this cell times rgb_to_gray_kernel and blur_kernel on a "
+          f"{height} × {width} image and compares them with image_time_bound at 4.8 TB/s and with "
+          "a copy of the same bytes.")
+else:
+    from autograder import timing
+    g = np.random.default_rng(0)
+    d_rgb = cuda.to_device(g.random((height, width, 3), dtype=np.float32))
+    d_gray = cuda.device_array((height, width), np.float32)
+    d_blur = cuda.device_array((height, width), np.float32)
+    grid2 = ((width + 31) // 32, (height + 7) // 8)
+    rows = []
+    for label, launch, b_in, b_out in (
+            ("rgb_to_gray_kernel", lambda i: rgb_to_gray_kernel[grid2, (32, 8)](d_rgb, d_gray), 12, 4),
+            ("blur_kernel (radius 2)", lambda i: blur_kernel[grid2, (32, 8)](d_gray, d_blur, 2), 4, 4)):
+        nbytes = height * width * (b_in + b_out)
+        mine = timing.time_gpu(label, launch, nbytes=nbytes)
+        copy = timing.copy_ceiling(nbytes)
+        bound = image_time_bound(height, width, b_in, b_out, 4.8e12)
+        rows.append((label, mine.median_ms, bound * 1e3, copy.median_ms, mine.gbps, copy.gbps))
+    print(f"{'kernel':24s} {'yours':>9s} {'bound @4.8 TB/s':>16s} {'copy':>9s} {'your GB/s':>10s} {'copy GB/s':>10s}")
+    for label, ms, bound_ms, copy_ms, gbps, copy_gbps in rows:
+        print(f"{label:24s} {ms:7.3f}ms {bound_ms:14.3f}ms {copy_ms:7.3f}ms {gbps:10.0f} {copy_gbps:10.0f}")
+
+# %% [markdown]
+# **Explain the gap (2 points, graded by your instructor).** In two to five sentences: how far is
+# each of your kernels from your bound, and from the copy? Name what the bound leaves out (the
+# practical bandwidth a copy reaches, the blur's extra reads and the caches that absorb them,
+# launch overhead on small images, float64 arithmetic from Python constants...), and which of
+# these you think matters most here, with the numbers that support it. On a machine without a
+# GPU, answer with the H200 figures from `docs/benchmarks.md` in the course repository.
+
+# %% [markdown] nbgrader={"grade": true, "grade_id": "image_gap_answer", "locked": false, "points": 2, "schema_version": 3, "solution": true, "task": false}
+# *Model answer (in the solutions only; the release shows an empty answer cell).* On the H200:
+# the gray kernel moves 537 MB; the bound at 4.8 TB/s is 112 µs, a copy of the same bytes takes
+# about 130 µs (≈ 4.1 TB/s, 86% of the advertised figure) and the kernel 150 µs, so
+# the practical floor is the copy, not the datasheet. A kernel within 10–20% of the copy is as
+# good as it gets; most of the rest of the gap is the advertised bandwidth itself. The blur is a
+# different story: its bound is 56 µs (a copy of 268 MB), but the straightforward kernel took
+# 1.36 ms, about 5% of the copy bandwidth. It is not waiting for memory: the caches serve the 25
+# reads per pixel, and the time goes to instructions, a loop whose bounds are only known at run
+# time, clamping, index arithmetic and a division for every pixel. The course's bench shows it:
+# the same blur with the radius fixed when the kernel is compiled (loops unrolled, no clamping
+# inside the image) ran in 0.24 ms, 5.7× faster, with exactly the same bytes moved. Python float
+# constants make the gray arithmetic float64, which would matter on a GPU with few float64
+# units; here the gray kernel waits for memory either way.
+
+# %% [markdown]
+# ## Looking ahead: the naive matmul
+#
+# The naive matmul is not memory-bound in the same way: each thread reads a whole row of A and a
+# whole column of B, `2K` loads for `2K` floating-point operations, about **one operation per
+# 4-byte load**, and most of those loads fetch data a neighbouring thread fetched too. On the
+# course's H200 this kernel reached 1.4 TFLOP/s (101 ms) on 4096 × 4096 matrices, barely more
+# than NumPy on 16 CPU cores (137 ms), and 35× slower than cuBLAS. Chapters 4 and 5 explain why
+# and close most of that gap with tiles in shared memory.
 #
 # Questions to answer for yourself (not graded):
 # 1. In `matmul_kernel`, threads with neighbouring x read `B[k, col]` and `B[k, col + 1]` at the

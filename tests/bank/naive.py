@@ -27,7 +27,13 @@ Two kinds, each what a bank entry's ``# naive:`` line can name:
                       every side a multiple of TILE, as textbook tiled-matmul tests have it
   matmul_time_ 3      the chapter's device (67 TFLOP/s, 4.8 TB/s), 4096^3 with tiles 1, 16
   bound               and 64, each answer typed in from the notebook's worked numbers
+  image_time_  2      the notebook's two questions (gray and blur on 4097 x 8191 at 4.8 TB/s),
+  bound               answers typed in to 4 digits, ``rtol=1e-2``
   ============ ====== ===================================================================
+
+  Chapters 4 and later keep their harnesses in ``bank/naive_chNN.py`` (a ``HARNESS`` dict each),
+  written in the same spirit: fixed inputs, whole tiles where textbooks use them, answers typed in
+  from the notebook's worked numbers.
 
   (Why n = 200 for grid_stride: in CPU mode a freed buffer keeps its contents only below 1 KiB,
   NumPy's small-allocation cache; at 256 float32s glibc reuses the block but overwrites its
@@ -227,6 +233,13 @@ def _allclose_matmul_time_bound(matmul_time_bound) -> bool:
                                rtol=1e-3)) for tile, t in expected.items())
 
 
+def _allclose_image_time_bound(image_time_bound) -> bool:
+    # The two worked questions of the notebook, answers typed in to 4 digits, rtol = 1e-2.
+    expected = {(12, 4): 1.119e-4, (4, 4): 5.593e-5}   # seconds, 4097 x 8191 at 4.8 TB/s
+    return all(bool(np.isclose(image_time_bound(4097, 8191, b_in, b_out, 4.8e12), t, rtol=1e-2))
+               for (b_in, b_out), t in expected.items())
+
+
 _HARNESS = {
     "amdahl": _allclose_amdahl,
     "thread_ids": _allclose_thread_ids,
@@ -238,14 +251,25 @@ _HARNESS = {
     "matmul_naive": _allclose_matmul_naive,
     "tiled_matmul": _allclose_tiled_matmul,
     "matmul_time_bound": _allclose_matmul_time_bound,
+    "image_time_bound": _allclose_image_time_bound,
 }
+
+
+def _harness(exercise: str):
+    """The allclose harness of an exercise: chapters 1-3 and 5 here, later chapters in
+    ``bank/naive_chNN.py`` (each a ``HARNESS`` dict), loaded on first use."""
+    if exercise not in _HARNESS:
+        import importlib
+        for path in sorted(Path(__file__).parent.glob("naive_ch*.py")):
+            _HARNESS.update(importlib.import_module(f"{__package__}.{path.stem}").HARNESS)
+    return _HARNESS[exercise]
 
 
 def naive_allclose(exercise: str, ns: dict) -> bool:
     """A typical hand-written test of ``ns[func]``; True if it passes (an exception: False)."""
     fn = ns[EXERCISES[exercise]["func"]]
     try:
-        return _HARNESS[exercise](fn)
+        return _harness(exercise)(fn)
     except Exception as exc:  # noqa: BLE001
         print(f"naive allclose check raised {type(exc).__name__}: {str(exc)[:500]}")
         return False

@@ -1,0 +1,741 @@
+"""Chapter 9 (PMPP ch. 9, Parallel histogram): a byte histogram with atomic operations, first on
+global memory, then privatized in shared memory with coarsening, then with runs of equal values
+aggregated; and a bound on a histogram's time (bandwidth, atomic throughput, the hottest bin).
+
+Every histogram exercise counts the bytes of a ``uint8`` array ``data`` into ``hist``, 256
+``uint32`` bins (bin b counts the bytes equal to b). The launch zeroes ``hist`` first (as
+``cudaMemset`` would) and then runs the learner's kernel ``kernel[blocks, threads](data, hist)``.
+Counts are integers: they must be exact.
+
+The inputs have real structure, and which one a case gets follows from its size (``kind_of``):
+uniform random bytes, English-like text (words drawn with Zipf frequencies), a gray photo-like
+image (chapter 3's ``test_image``, quantised to bytes) and a scanned page (mostly white paper,
+lines of dark glyphs: a heavily skewed histogram, with long runs of equal bytes). In CPU mode the
+shared-memory race detector (:mod:`autograder.races`) catches a private histogram updated with a
+plain ``+=`` or a missing barrier; ``race_check_outputs`` asks it to watch ``hist`` too, so a
+global histogram updated with a plain ``+=`` is caught as well.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from .. import device
+from ..checks import Verdict
+from ..problem import Baseline, Problem, SpeedBar, Sizes
+from .ch03 import test_image, to_gray
+from .common import cores
+
+NUM_BINS = 256          # one bin per byte value
+U64 = 2.0 ** -53
+
+KINDS = ("uniform", "text", "image", "page")
+KIND_LABELS = {"uniform": "uniform random values", "text": "English-like text",
+               "image": "a gray photo-like image", "page": "a scanned page (mostly white)"}
+
+
+def kind_of(n: int) -> str:
+    """The content a case of n bytes gets: fixed by the size, so a verdict can name it."""
+    return KINDS[int(n) % 4]
+
+
+def _label(n) -> str:
+    return f"n = {int(n)} byte{'s' * (int(n) != 1)} of {KIND_LABELS[kind_of(n)]}"
+
+
+# ---- inputs with real structure --------------------------------------------------------------
+
+# Common English words, most frequent first; drawn with Zipf weights 1 / rank^1.1.
+WORDS = (
+    "the of and to a in is it you that he was for on are with as his they be at one have this "
+    "from or had by hot word but what some we can out other were all there when up use your how "
+    "said an each she which do their time if will way about many then them write would like so "
+    "these her long make thing see him two has look more day could go come did number sound no "
+    "most people my over know water than call first who may down side been now find any new work "
+    "part take get place made live where after back little only round man year came show every "
+    "good me give our under name very through just form sentence great think say help low line "
+    "differ turn cause much mean before move right boy old too same tell does set three want air "
+    "well also play small end put home read hand port large spell add even land here must big "
+    "high such follow act why ask men change went light kind off need house picture try us again "
+    "animal point mother world near build self earth father head stand own page should country "
+    "found answer school grow study still learn plant cover food sun four between state keep eye "
+    "never last let thought city tree cross farm hard start might story saw far sea draw left late "
+    "run while press close night real life few north open seem together next white children begin "
+    "got walk example ease paper group always music those both mark often letter until mile river "
+    "car feet care second book carry took science eat room friend began idea fish mountain stop "
+    "once base hear horse cut sure watch color face wood main enough plain girl usual young ready "
+    "above ever red list though feel talk bird soon body dog family direct pose leave song measure "
+    "door product black short numeral class wind question happen complete ship area half rock "
+    "order fire south problem piece told knew pass since top whole king space heard best hour "
+    "better true during hundred five remember step early hold west ground interest reach fast verb "
+    "sing listen six table travel less morning ten simple several vowel toward war lay against"
+).split()
+_ZIPF = 1.0 / np.arange(1, len(WORDS) + 1) ** 1.1
+_ZIPF /= _ZIPF.sum()
+_BASE_BYTES = 1 << 20          # large inputs repeat a base of this size (generation stays fast)
+
+
+def _repeat(base: np.ndarray, n: int) -> np.ndarray:
+    base = np.ascontiguousarray(base, dtype=np.uint8).reshape(-1)
+    if base.size >= n:
+        return base[:n].copy()
+    return np.tile(base, -(-n // base.size))[:n]
+
+
+def _rng(seed) -> np.random.Generator:
+    return seed if isinstance(seed, np.random.Generator) else np.random.default_rng(seed)
+
+
+def uniform_bytes(n: int, seed=0) -> np.ndarray:
+    """n bytes, each value 0..255 equally likely: the friendliest input for a histogram."""
+    return _rng(seed).integers(0, 256, int(n), dtype=np.uint8)
+
+
+def english_text(n: int, seed=0) -> np.ndarray:
+    """n bytes of English-like ASCII text: sentences of common words drawn with Zipf frequencies,
+    capitals, commas, full stops and paragraphs. The space and 'e' dominate; no byte is >= 128."""
+    rng = _rng(seed)
+    target = max(min(int(n), _BASE_BYTES), 1)
+    pieces, size = [], 0
+    while size < target:
+        k = int(rng.integers(3, 16))
+        words = [WORDS[w] for w in rng.choice(len(WORDS), size=k, p=_ZIPF)]
+        words[0] = words[0].capitalize()
+        if k > 6 and rng.random() < 0.4:
+            words[int(rng.integers(2, k - 2))] += ","
+        sentence = " ".join(words) + (".", ".", "?", "!")[int(rng.integers(0, 4))]
+        sentence += "\n\n" if rng.random() < 0.08 else " "
+        pieces.append(sentence)
+        size += len(sentence)
+    return _repeat(np.frombuffer("".join(pieces).encode("ascii"), np.uint8), int(n))
+
+
+def _page_shape(n: int) -> tuple[int, int]:
+    """(rows, cols) of a base picture for n bytes: about 3:2, at most ~1.5 MB."""
+    cols = int(min(max(np.sqrt(1.5 * n), 1), 1536))
+    rows = int(min(-(-n // cols), 1024))
+    return rows, cols
+
+
+def photo_bytes(n: int, seed=0) -> np.ndarray:
+    """n bytes of a gray image with structure (chapter 3's test image: a gradient, a bright
+    rectangle, a disk, a line, a checkerboard patch and noise) quantised to 0..255, row by row."""
+    rows, cols = _page_shape(int(n))
+    gray = to_gray(test_image(rows, cols, _rng(seed)))
+    return _repeat(np.clip(np.rint(gray * 255.0), 0, 255).astype(np.uint8), int(n))
+
+
+def scanned_page(rows: int, cols: int, seed=0) -> np.ndarray:
+    """A rows × cols scan of a printed page: white paper (255) with a few faint specks, and lines
+    of glyphs (boxes of dark strokes, 10..80) grouped into words: most bytes are 255, in runs."""
+    rng = _rng(seed)
+    page = np.full((rows, cols), 255, np.uint8)
+    speck = rng.random((rows, cols)) < 0.02
+    page[speck] = rng.integers(225, 255, int(speck.sum()), dtype=np.uint8)
+    line_h, pitch = 7, 12
+    margin = max(1, cols // 16)
+    for top in range(pitch // 2, rows - line_h + 1, pitch):
+        if rng.random() < 0.12:            # a blank line between paragraphs
+            continue
+        x = margin + int(rng.integers(0, 4))
+        end = cols - margin - int(rng.integers(0, max(cols // 4, 1)))
+        while x < end:
+            for _ in range(int(rng.integers(2, 9))):          # the glyphs of one word
+                width = int(rng.integers(3, 6))
+                if x + width > end:
+                    break
+                stroke = rng.random((line_h, width)) < 0.3
+                ink = rng.integers(10, 80, (line_h, width), dtype=np.uint8)
+                box = page[top:top + line_h, x:x + width]
+                box[stroke] = ink[stroke]
+                x += width + 1
+            x += int(rng.integers(3, 6))
+    return page
+
+
+def page_bytes(n: int, seed=0) -> np.ndarray:
+    """n bytes of a scanned page (see :func:`scanned_page`), row by row: heavily skewed."""
+    rows, cols = _page_shape(int(n))
+    return _repeat(scanned_page(rows, cols, seed), int(n))
+
+
+_MAKERS = {"uniform": uniform_bytes, "text": english_text, "image": photo_bytes, "page": page_bytes}
+
+
+def make_bytes(kind: str, n: int, seed=0) -> np.ndarray:
+    """n bytes of one kind of content: ``"uniform"``, ``"text"``, ``"image"`` or ``"page"``."""
+    return _MAKERS[kind](int(n), seed)
+
+
+def byte_counts(data: np.ndarray) -> np.ndarray:
+    """The spec: how many bytes of ``data`` hold each value 0..255 (int64; in slices, so a large
+    array is never converted to 8-byte integers all at once)."""
+    flat = np.asarray(data).reshape(-1)
+    out = np.zeros(NUM_BINS, np.int64)
+    step = 1 << 24
+    for start in range(0, flat.size, step):
+        out += np.bincount(flat[start:start + step], minlength=NUM_BINS)[:NUM_BINS]
+    return out
+
+
+def hot_fraction(data: np.ndarray) -> float:
+    """The share of the elements that fall in the fullest bin (1/256 at best, 1 at worst)."""
+    data = np.asarray(data)
+    return float(byte_counts(data).max() / max(data.size, 1))
+
+
+# ---- what every histogram problem shares ---------------------------------------------------------
+
+def _inputs(rng, n):
+    return {"data": make_bytes(kind_of(n), n, rng)}
+
+
+def _page_inputs(rng, n):
+    return {"data": page_bytes(n, rng)}
+
+
+def _uniform_inputs(rng, n):
+    return {"data": uniform_bytes(n, rng)}
+
+
+def _spec(data, **launch):
+    return {"hist": byte_counts(data).astype(np.float64)}
+
+
+_counted: dict[int, tuple] = {}
+
+
+def _sample_spec(inputs, idx):
+    """(expected, tolerance) at flat indices ``idx`` of ``hist``, counted once per input array (a
+    speed run checks every timed call against the same 2^28 bytes)."""
+    import weakref
+    data = inputs["data"]
+    hit = _counted.get(id(data))
+    if hit is None or hit[0]() is not data:
+        _counted.clear()
+        hit = (weakref.ref(data), byte_counts(data).astype(np.float64))
+        _counted[id(data)] = hit
+    expected = {"hist": hit[1][np.asarray(idx)]}
+    return expected, _tolerance(inputs, expected)
+
+
+def _tolerance(inputs, expected):
+    return {"hist": np.zeros_like(expected["hist"])}     # counts are exact
+
+
+def _outputs(n):
+    return {"hist": ((NUM_BINS,), np.uint32)}
+
+
+_kernels: dict = {}
+
+
+def zero(hist) -> None:
+    """Set a device array to 0 (a tiny kernel on a GPU, so it costs microseconds; a copy in CPU
+    mode, where a launch would be simulated thread by thread)."""
+    if not device.current().is_gpu:
+        if isinstance(hist, np.ndarray):      # a host array the race detector watches
+            np.asarray(hist)[...] = 0
+        else:
+            hist.copy_to_device(np.zeros(hist.shape, hist.dtype))
+        return
+    if "zero" not in _kernels:
+        _cuda()
+
+        @cuda.jit
+        def zero_bins(out):
+            for i in range(cuda.grid(1), out.size, cuda.gridsize(1)):
+                out[i] = 0
+        _kernels["zero"] = zero_bins
+    _kernels["zero"][max(1, min(64, (hist.size + 255) // 256)), 256](hist)
+
+
+def run_histogram(kernel, data, hist, blocks: int, threads: int) -> None:
+    """Launch a histogram kernel as the checks do: ``hist`` zeroed, then
+    ``kernel[blocks, threads](data, hist)``."""
+    zero(hist)
+    kernel[blocks, threads](data, hist)
+
+
+def _launch(kernel, inputs, outputs, case):
+    run_histogram(kernel, inputs["data"], outputs["hist"], case.blocks, case.threads)
+
+
+def _few_blocks(n, threads):
+    # 2 to 4 blocks, far fewer threads than bytes: only a loop covers the data (coarsening), and
+    # every launch has several blocks (private copies to merge, shared memory reused by a block).
+    return 2 + (int(n) // threads) % 3
+
+
+def speed_shape(n: int) -> tuple[int, int]:
+    """(blocks, threads) for grid-stride histograms on a GPU: 8 blocks of 256 threads per SM,
+    enough to fill every SM; no more, since every block merges 256 bins at its end."""
+    from numba import cuda
+    sms = cuda.get_current_device().MULTIPROCESSOR_COUNT
+    return max(1, min(sms * 8, -(-int(n) // 256))), 256
+
+
+def _bytes_moved(n):
+    return int(n) + 4 * NUM_BINS      # the bytes once, the bins once
+
+
+# ---- CPU baselines (honest labels) ---------------------------------------------------------------
+
+def _numpy_hist(data, hist):
+    hist[:] = byte_counts(data)
+
+
+_jit: dict = {}
+
+
+def _serial_hist(data, hist):
+    if "serial" not in _jit:
+        import numba
+
+        @numba.njit(cache=False)
+        def serial(data, hist):
+            hist[:] = 0
+            for i in range(data.size):
+                hist[data[i]] += 1
+        _jit["serial"] = serial
+    _jit["serial"](data, hist)
+
+
+def _parallel_hist(data, hist):
+    if "parallel" not in _jit:
+        import numba
+
+        @numba.njit(parallel=True, cache=False)
+        def parallel(data, hist):
+            chunks = numba.get_num_threads() * 4
+            size = (data.size + chunks - 1) // chunks
+            private = np.zeros((chunks, 256), np.uint32)
+            for c in numba.prange(chunks):
+                for i in range(c * size, min((c + 1) * size, data.size)):
+                    private[c, data[i]] += 1
+            for b in range(256):
+                total = 0
+                for c in range(chunks):
+                    total += private[c, b]
+                hist[b] = total
+        _jit["parallel"] = parallel
+    _jit["parallel"](data, hist)
+
+
+BASELINES = {
+    "numpy": Baseline("NumPy np.bincount (1 core)", _numpy_hist),
+    "serial": Baseline("numba.njit loop (1 core)", _serial_hist),
+    "parallel": Baseline(f"numba.njit parallel, private copies ({cores()} cores)", _parallel_hist),
+}
+
+
+# ---- the course's reference kernels (timed beside the learner's in the speed tests) -------------
+
+_reference: dict = {}
+cuda = None   # numba.cuda, imported on first use; a module global, as the simulator needs
+
+
+def _cuda():
+    global cuda
+    if cuda is None:
+        from numba import cuda as numba_cuda
+        cuda = numba_cuda
+    return cuda
+
+
+def reference_private():
+    """Privatized in shared memory, grid-stride (interleaved) coarsening, four loads in flight
+    per thread before their four shared-memory atomics, and a merge that skips empty bins."""
+    if "private" not in _reference:
+        from numba import uint32
+        _cuda()
+
+        @cuda.jit
+        def histogram_private_reference(data, hist):
+            bins = cuda.shared.array(NUM_BINS, uint32)
+            t = cuda.threadIdx.x
+            for b in range(t, NUM_BINS, cuda.blockDim.x):
+                bins[b] = 0
+            cuda.syncthreads()
+            n = data.size
+            stride = cuda.gridsize(1)
+            i = cuda.grid(1)
+            while i + 3 * stride < n:
+                a = data[i]
+                b1 = data[i + stride]
+                c = data[i + 2 * stride]
+                d = data[i + 3 * stride]
+                cuda.atomic.add(bins, a, 1)
+                cuda.atomic.add(bins, b1, 1)
+                cuda.atomic.add(bins, c, 1)
+                cuda.atomic.add(bins, d, 1)
+                i += 4 * stride
+            while i < n:
+                cuda.atomic.add(bins, data[i], 1)
+                i += stride
+            cuda.syncthreads()
+            for b in range(t, NUM_BINS, cuda.blockDim.x):
+                count = bins[b]
+                if count != 0:
+                    cuda.atomic.add(hist, b, count)
+        _reference["private"] = histogram_private_reference
+    return _reference["private"]
+
+
+def reference_aggregate():
+    """Privatized, grid-stride, and each thread adds a run of equal bytes with one atomic."""
+    if "aggregate" not in _reference:
+        from numba import uint32
+        _cuda()
+
+        @cuda.jit
+        def histogram_aggregate_reference(data, hist):
+            bins = cuda.shared.array(NUM_BINS, uint32)
+            t = cuda.threadIdx.x
+            for b in range(t, NUM_BINS, cuda.blockDim.x):
+                bins[b] = 0
+            cuda.syncthreads()
+            previous = -1
+            run = 0
+            for i in range(cuda.grid(1), data.size, cuda.gridsize(1)):
+                value = int(data[i])
+                if value == previous:
+                    run += 1
+                else:
+                    if run > 0:
+                        cuda.atomic.add(bins, previous, run)
+                    previous = value
+                    run = 1
+            if run > 0:
+                cuda.atomic.add(bins, previous, run)
+            cuda.syncthreads()
+            for b in range(t, NUM_BINS, cuda.blockDim.x):
+                count = bins[b]
+                if count != 0:
+                    cuda.atomic.add(hist, b, count)
+        _reference["aggregate"] = histogram_aggregate_reference
+    return _reference["aggregate"]
+
+
+# ---- verdicts that say what a wrong histogram usually means -------------------------------------
+
+def diagnose(data: np.ndarray, got: np.ndarray, blocks: int = 0, threads: int = 0) -> str:
+    """What a wrong histogram of ``data`` most likely comes from, in words (for the hint)."""
+    data = np.asarray(data).reshape(-1)
+    n = data.size
+    exp = byte_counts(data)
+    got = np.asarray(got).astype(np.int64)
+    total = int(got.sum())
+    launched = int(blocks) * int(threads)
+    if total == 0:
+        return ("nothing was counted: does the kernel add to `hist` (cuda.atomic.add(hist, "
+                "data[i], 1), or a merge of the private copy into it)?")
+    if threads and 0 < launched < n and np.array_equal(got, byte_counts(data[:launched])):
+        return (f"exactly the first {launched} bytes (blocks × threads) were counted: each thread "
+                "took one byte. Loop with a grid stride: `for i in range(cuda.grid(1), data.size, "
+                "cuda.gridsize(1))`.")
+    if threads and blocks > 1 and np.array_equal(got, blocks * exp):
+        return (f"every byte was counted {blocks} times, once per block: the loop starts at "
+                "cuda.threadIdx.x and steps by cuda.blockDim.x, so every block walks all the data. "
+                "Start at cuda.grid(1) and step by cuda.gridsize(1).")
+    if threads and threads < NUM_BINS and np.array_equal(got[:threads], exp[:threads]):
+        return (f"bins 0 to {threads - 1} are right, bins from {threads} (= blockDim.x) up are "
+                "wrong: zeroing or merging the private histogram touched one bin per thread. "
+                "Cover all 256 bins: "
+                "`for b in range(cuda.threadIdx.x, NUM_BINS, cuda.blockDim.x)`.")
+    if total == n:
+        return ("every byte was counted once, but some in the wrong bin: the bin of a byte is its "
+                "value, `data[i]`, used as the index (0 to 255).")
+    if launched and total < n:
+        last_runs, run_starts = _run_stats(data, launched)
+        if np.array_equal(got, exp - last_runs):
+            return ("every thread's last run is missing: when the loop ends, the bytes counted in "
+                    "`run` since the last change are still in registers. After the loop: `if run "
+                    "> 0: cuda.atomic.add(bins, previous, run)`.")
+        if np.array_equal(got, exp - run_starts):
+            return ("every run is one byte short: the byte that starts a new run belongs to it, so "
+                    "a new run starts at `run = 1`, not 0.")
+    if total < n:
+        short = exp - got
+        b = int(np.argmax(short))
+        return (f"{n - total} of the {n} bytes are missing from the counts, most of them from bin "
+                f"{b} (expected {int(exp[b])}, got {int(got[b])}). Counts vanish when two threads "
+                "increment one bin with a plain `+=` (a read-modify-write race: use "
+                "cuda.atomic.add), when private counts are merged with `hist[b] = ...` instead of "
+                "added atomically, or when some bytes are never visited.")
+    return (f"{total - n} counts too many for {n} bytes: is the private histogram set to zero, "
+            "every bin, before any thread counts (shared memory holds whatever was there before, "
+            "e.g. the counts of the previous block), and is each byte counted by one thread only?")
+
+
+def _run_stats(data: np.ndarray, threads: int) -> tuple[np.ndarray, np.ndarray]:
+    """For a grid-stride loop over ``threads`` threads: per bin, the bytes in each thread's last
+    run, and the number of runs that start in it (what an aggregating kernel's two classic bugs
+    lose)."""
+    last = np.zeros(NUM_BINS, np.int64)
+    starts = np.zeros(NUM_BINS, np.int64)
+    for t in range(min(threads, data.size)):
+        seq = data[t::threads]
+        change = np.flatnonzero(seq[1:] != seq[:-1]) + 1
+        begin = np.concatenate(([0], change))
+        starts += np.bincount(seq[begin], minlength=NUM_BINS)[:NUM_BINS]
+        last[seq[-1]] += seq.size - begin[-1]
+    return last, starts
+
+
+GLOBAL_RACE_HINT = (
+    "two threads updated the same bin of `hist` with a plain `+=`: each reads the count, adds one "
+    "and writes it back, so on a GPU one of the two increments is lost. Use "
+    "cuda.atomic.add(hist, bin, 1) (or merge a private copy with cuda.atomic.add).")
+GLOBAL_STORE_HINT = (
+    "threads of different blocks stored into the same bin of `hist`: each block's counts "
+    "overwrite the others' (blocks run in no fixed order). Add a private copy into `hist` "
+    "atomically: cuda.atomic.add(hist, b, bins[b]).")
+SHARED_INCREMENT_HINT = (
+    "two threads of a block updated the same bin of the shared histogram with a plain `+=`: on a "
+    "GPU one increment is lost. Shared-memory bins need cuda.atomic.add too.")
+SHARED_BARRIER_HINT = (
+    "the private histogram was used by two threads between the same two barriers: put "
+    "cuda.syncthreads() after zeroing it (before any thread counts) and again after counting "
+    "(before any thread merges it into `hist`).")
+
+
+def _race_hint(error: str) -> str:
+    if "GlobalMemoryRace" in error or "global-memory race" in error:
+        return GLOBAL_RACE_HINT if "+=" in error or "read it" in error else GLOBAL_STORE_HINT
+    if "shared-memory race" in error:
+        if "updated (atomically)" in error:
+            return SHARED_BARRIER_HINT
+        return SHARED_INCREMENT_HINT
+    return ""
+
+
+class HistogramProblem(Problem):
+    """A histogram exercise: verdicts count what was counted, and name the likely bug."""
+
+    def judge(self, case, outcome, show_inputs: bool = True) -> Verdict:
+        # The inputs at the wrong bin's index mean nothing here (data[b] is not bin b's input).
+        verdict = super().judge(case, outcome, show_inputs=False)
+        if verdict.passed:
+            return verdict
+        if outcome.error:
+            hint = _race_hint(outcome.error)
+            if hint:
+                verdict.hint = hint
+            return verdict
+        got = outcome.outputs.get("hist")
+        if verdict.index is not None and got is not None:
+            data = case.inputs["data"]
+            total = int(np.asarray(got, dtype=np.int64).sum())
+            size = np.asarray(data).size
+            verdict.message += f"\n  the bins add up to {total}; there are {size} bytes"
+            blocks = case.blocks if isinstance(case.blocks, int) else 0
+            threads = case.threads if isinstance(case.threads, int) else 0
+            verdict.hint = diagnose(data, got, blocks, threads)
+        return verdict
+
+
+def cupy_bincount():
+    """For `aag bench`: CuPy's bincount (one global atomic per byte), into the output's bins."""
+    import cupy as cp
+
+    def run(inputs, outputs):
+        hist = cp.asarray(outputs["hist"])
+        hist[...] = cp.bincount(cp.asarray(inputs["data"]), minlength=256)
+    return run
+
+
+def _histogram(name, title, **kw):
+    kw.setdefault("vendor", cupy_bincount)
+    kw.setdefault("vendor_label", "cupy.bincount")
+    return HistogramProblem(
+        name, title=title, spec=_spec, outputs=_outputs, tolerance=_tolerance, launch=_launch,
+        block_sizes=(32, 64, 128), visible_block_size=64, bytes_moved=_bytes_moved,
+        baselines=BASELINES, size_label=_label, sample_spec=_sample_spec,
+        race_check_outputs=True, **kw)
+
+
+# ---- 9.1 global atomics, one thread per byte ---------------------------------------------------
+
+histogram_global = _histogram(
+    "histogram_global", "A byte histogram with atomic adds on global memory, one thread per byte",
+    make_inputs=_inputs,
+    # n % 4 picks the content: 1501 text, 1002 image, 1 a single byte of text; hidden 1031 a
+    # scanned page (one bin holds most bytes: contention), 1204 uniform bytes.
+    cpu_sizes=Sizes(visible=(1501, 1002, 1), hidden=(1031, 1204), hidden_random=(2, 100, 1500)),
+    gpu_sizes=Sizes(visible=(10_000_001, 1501, 1002, 1), hidden=(1031, 1204),
+                    hidden_random=(3, 100_000, 30_000_000)),
+)
+
+
+# ---- 9.2 privatized in shared memory, with coarsening --------------------------------------------
+
+histogram_private = _histogram(
+    "histogram_private",
+    "A byte histogram privatized in shared memory, merged with atomics; a grid-stride loop",
+    make_inputs=_inputs, blocks_for=_few_blocks, speed_inputs=_uniform_inputs,
+    speed_launch=speed_shape,
+    # 2001 text, 1404 uniform (bins >= blockDim.x in use), 1 byte for 2 blocks; hidden 1031 page,
+    # 1026 image. Launched with 2 to 4 blocks: every thread loops over many bytes.
+    cpu_sizes=Sizes(visible=(2001, 1404, 1), hidden=(1031, 1026), hidden_random=(2, 100, 2000)),
+    gpu_sizes=Sizes(visible=(10_000_000, 2001, 1404, 1), hidden=(1031, 1026),
+                    hidden_random=(3, 100_000, 30_000_000), speed=1 << 28),
+    reference=reference_private,
+    # Defaults to be calibrated on the H200 (`aag calibrate`); 2^28 uniform bytes.
+    speed=SpeedBar(min_fraction_of_reference=0.6, baseline="serial", min_speedup=20.0),
+)
+
+
+# ---- 9.3 aggregation of runs of equal bytes ------------------------------------------------------
+
+histogram_aggregate = _histogram(
+    "histogram_aggregate",
+    "A privatized byte histogram that adds each run of equal bytes with one atomic",
+    make_inputs=_inputs, blocks_for=_few_blocks, speed_inputs=_page_inputs,
+    speed_launch=speed_shape,
+    # 2003 a scanned page (long runs), 1405 text, 1 byte; hidden 1204 uniform (runs are rare),
+    # 1026 image. The speed size 2^28 - 1 is a scanned page too (n % 4 == 3), for the CPU baselines.
+    cpu_sizes=Sizes(visible=(2003, 1405, 1), hidden=(1204, 1026), hidden_random=(2, 100, 2000)),
+    gpu_sizes=Sizes(visible=(10_000_003, 2003, 1405, 1), hidden=(1204, 1026),
+                    hidden_random=(3, 100_000, 30_000_000), speed=(1 << 28) - 1),
+    reference=reference_aggregate,
+    speed=SpeedBar(min_fraction_of_reference=0.6, baseline="serial", min_speedup=20.0),
+)
+
+
+# ---- 9.4 predict: a bound on a histogram's time ------------------------------------------------
+
+def _bound_spec(n, hot_fraction, bandwidth, atomic_rate, address_rate, copies):
+    return {"seconds": np.maximum(np.maximum(n / bandwidth, n / atomic_rate),
+                                  hot_fraction * n / (copies * address_rate))}
+
+
+# The chapter's figures (round numbers of the order an H200 shows).
+BANDWIDTH = 4.8e12
+GLOBAL_RATE, GLOBAL_ADDRESS_RATE, GLOBAL_COPIES = 1e11, 5e8, 1
+SHARED_RATE, SHARED_ADDRESS_RATE, SHARED_COPIES = 2e12, 1e9, 1056
+
+
+def _bound_inputs(rng, count):
+    n = np.floor(10.0 ** rng.uniform(3, 10, count))
+    hot = rng.uniform(1 / 256, 1.0, count)
+    bandwidth = 10.0 ** rng.uniform(10.5, 13, count)        # 30 GB/s to 10 TB/s
+    atomic_rate = 10.0 ** rng.uniform(9, 13, count)
+    address_rate = 10.0 ** rng.uniform(7, 10, count)
+    copies = np.where(rng.random(count) < 0.3, 1, rng.integers(1, 4097, count)).astype(np.float64)
+    # The first cases: the chapter's device on 2^28 bytes, uniform (1/256) then a scanned page
+    # (0.9), with global atomics and then privatized; a slower memory (memory bound); one byte.
+    figures = [(1 << 28, 1 / 256, BANDWIDTH, GLOBAL_RATE, GLOBAL_ADDRESS_RATE, GLOBAL_COPIES),
+               (1 << 28, 0.9, BANDWIDTH, GLOBAL_RATE, GLOBAL_ADDRESS_RATE, GLOBAL_COPIES),
+               (1 << 28, 1 / 256, BANDWIDTH, SHARED_RATE, SHARED_ADDRESS_RATE, SHARED_COPIES),
+               (1 << 28, 0.9, BANDWIDTH, SHARED_RATE, SHARED_ADDRESS_RATE, SHARED_COPIES),
+               (1 << 28, 1 / 256, 3e11, SHARED_RATE, SHARED_ADDRESS_RATE, SHARED_COPIES),
+               (1, 1.0, BANDWIDTH, SHARED_RATE, SHARED_ADDRESS_RATE, SHARED_COPIES)]
+    for i, row in enumerate(figures[:count]):
+        n[i], hot[i], bandwidth[i], atomic_rate[i], address_rate[i], copies[i] = row
+    return {"n": n, "hot_fraction": hot, "bandwidth": bandwidth, "atomic_rate": atomic_rate,
+            "address_rate": address_rate, "copies": copies}
+
+
+def _bound_tolerance(inputs, expected):
+    # A handful of float64 roundings in any order of evaluation: 64 u relative is generous.
+    return {"seconds": 64 * U64 * expected["seconds"]}
+
+
+def _bound_call(fn, inputs, outputs, case):
+    for i in range(case.size):
+        outputs["seconds"][i] = fn(int(inputs["n"][i]), float(inputs["hot_fraction"][i]),
+                                   float(inputs["bandwidth"][i]), float(inputs["atomic_rate"][i]),
+                                   float(inputs["address_rate"][i]), int(inputs["copies"][i]))
+
+
+histogram_time_bound = Problem(
+    "histogram_time_bound",
+    title="Three ceilings on a histogram's speed: bandwidth, atomic throughput, the hottest bin",
+    spec=_bound_spec, make_inputs=_bound_inputs,
+    outputs=lambda count: {"seconds": ((count,), np.float64)},
+    tolerance=_bound_tolerance, launch=_bound_call, on_device=False,
+    cpu_sizes=Sizes(visible=(8,), hidden=(200,)), gpu_sizes=Sizes(visible=(8,), hidden=(200,)),
+    value_hint=("the bound is the largest of three times: n / bandwidth (reading the bytes), "
+                "n / atomic_rate (one atomic per byte, all bins together), and "
+                "hot_fraction · n / (copies · address_rate) (the fullest bin's updates, one "
+                "after another on each copy)."),
+)
+
+PROBLEMS = (histogram_global, histogram_private, histogram_aggregate, histogram_time_bound)
+
+
+# ---- measuring on a GPU (the chapter's "measure it" cells) --------------------------------------
+
+def measure(kernels: dict, n: int = 1 << 28, kinds=KINDS, repeats: int = 10,
+            seed: int = 9) -> list[dict]:
+    """Time each histogram kernel on n bytes of each kind of content, beside CuPy's bincount
+    (where CuPy is installed); every result is checked against the spec.
+
+    ``kernels`` maps a label to ``(kernel, shape)``, ``shape(n) -> (blocks, threads)``. Rows:
+    kind, label, ms, GB/s (bytes read per second), right (bool), hot fraction of the input."""
+    from .. import timing
+    timing.require_gpu("Timing the histograms")
+    from numba import cuda
+    try:
+        import cupy as cp
+    except ImportError:
+        cp = None
+    d_hist = cuda.device_array(NUM_BINS, np.uint32)
+    rows = []
+    for kind in kinds:
+        host = make_bytes(kind, n, seed)
+        expected = byte_counts(host)
+        hot = float(expected.max() / n)
+        d_data = cuda.to_device(host)
+        for label, (kernel, shape) in kernels.items():
+            blocks, threads = shape(n)
+            stats = timing.time_gpu(label, lambda i: run_histogram(kernel, d_data, d_hist, blocks,
+                                                                    threads),
+                                    repeats=repeats, nbytes=n)
+            right = bool(np.array_equal(d_hist.copy_to_host().astype(np.int64), expected))
+            rows.append({"kind": kind, "label": label, "ms": stats.median_ms, "gbps": stats.gbps,
+                         "right": right, "hot_fraction": hot})
+        if cp is not None:
+            c_data = cp.asarray(d_data)
+            out = {}
+
+            def bincount(i):
+                out["hist"] = cp.bincount(c_data, minlength=NUM_BINS)
+            stats = timing.time_gpu("cupy.bincount", bincount, repeats=repeats, nbytes=n)
+            right = bool(np.array_equal(cp.asnumpy(out["hist"]).astype(np.int64), expected))
+            rows.append({"kind": kind, "label": "cupy.bincount", "ms": stats.median_ms,
+                         "gbps": stats.gbps, "right": right, "hot_fraction": hot})
+    return rows
+
+
+def plot_measurements(rows: list[dict], ceiling_gbps: float | None = None, title: str = ""):
+    """Grouped bars: GB/s of each kernel on each kind of content (log scale), with the copy
+    ceiling as a line."""
+    import matplotlib.pyplot as plt
+    kinds = list(dict.fromkeys(r["kind"] for r in rows))
+    labels = list(dict.fromkeys(r["label"] for r in rows))
+    fig, ax = plt.subplots(figsize=(8, 4))
+    width = 0.8 / max(len(labels), 1)
+    for j, label in enumerate(labels):
+        values = [next((r["gbps"] for r in rows if r["kind"] == k and r["label"] == label), 0)
+                  for k in kinds]
+        ax.bar(np.arange(len(kinds)) + j * width, values, width, label=label)
+    if ceiling_gbps:
+        ax.axhline(ceiling_gbps, color="black", ls="--", lw=1,
+                   label=f"copy ceiling {ceiling_gbps:.0f} GB/s")
+    ax.set_yscale("log")
+    ax.set_xticks(np.arange(len(kinds)) + 0.4 - width / 2)
+    short = {"uniform": "uniform values", "text": "text", "image": "photo-like image",
+             "page": "scanned page"}
+    ax.set_xticklabels([short.get(k, k) for k in kinds], fontsize=9)
+    ax.set_ylabel("GB/s of input read")
+    ax.set_title(title or "Histogram throughput by input")
+    ax.grid(True, axis="y", which="both", alpha=0.3)
+    ax.legend(fontsize=8)
+    return fig
+
+
+# Other kernels `aag bench` times beside an exercise's reference, with the same launch and inputs:
+# on the scanned page (9.3's speed input), the privatized kernel without aggregation.
+BENCH_VARIANTS = {"histogram_aggregate": {"9.2's reference, no aggregation": reference_private}}

@@ -1,0 +1,18 @@
+# bank: the privatized kernel without the barrier after zeroing, so a thread may count into a bin that another thread zeroes afterwards; caught by the race detector in CPU mode; it must lose the points.
+# naive: none
+from numba import uint32
+
+NUM_BINS = 256
+
+
+@cuda.jit
+def histogram_private_kernel(data, hist):
+    bins = cuda.shared.array(NUM_BINS, uint32)
+    t = cuda.threadIdx.x
+    for b in range(t, NUM_BINS, cuda.blockDim.x):
+        bins[b] = 0
+    for i in range(cuda.grid(1), data.size, cuda.gridsize(1)):
+        cuda.atomic.add(bins, data[i], 1)
+    cuda.syncthreads()
+    for b in range(t, NUM_BINS, cuda.blockDim.x):
+        cuda.atomic.add(hist, b, bins[b])

@@ -1,0 +1,13 @@
+# bank: takes cuda.grid(3)'s x as the first index (i) and z as the last (k), so on a non-cubic volume the grid leaves points unwritten; it must lose the points.
+# naive: allclose
+@cuda.jit
+def stencil_basic_kernel(inp, out, c0, c1, c2, c3, c4, c5, c6):
+    i, j, k = cuda.grid(3)
+    nz, ny, nx = inp.shape
+    if i < nz and j < ny and k < nx:
+        if i == 0 or j == 0 or k == 0 or i == nz - 1 or j == ny - 1 or k == nx - 1:
+            out[i, j, k] = inp[i, j, k]
+        else:
+            out[i, j, k] = (c0 * inp[i, j, k] + c1 * inp[i, j, k - 1] + c2 * inp[i, j, k + 1]
+                            + c3 * inp[i, j - 1, k] + c4 * inp[i, j + 1, k]
+                            + c5 * inp[i - 1, j, k] + c6 * inp[i + 1, j, k])
