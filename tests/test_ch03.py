@@ -9,6 +9,8 @@ from numba import cuda
 import autograder as ag
 from autograder.checks import U32, CheckFailed
 
+from verdicts import verdict_text as _verdict
+
 ch03 = ag.problems.ch03
 
 
@@ -250,13 +252,6 @@ CASES = {
 }
 
 
-def _verdict(problem, fn):
-    try:
-        problem.check(fn)
-        problem.check_hidden(fn)
-    except CheckFailed as failure:
-        return str(failure)
-    return None
 
 
 @pytest.mark.parametrize("name", sorted(CASES))

@@ -9,19 +9,13 @@ import pytest
 from numba import cuda, float32
 
 import autograder as ag
-from autograder.checks import CheckFailed
+
+from verdicts import verdict_text as _verdict
 
 ch04 = ag.problems.ch04
 CPU = not ag.backend.is_gpu
 
 
-def _verdict(problem, fn):
-    try:
-        problem.check(fn)
-        problem.check_hidden(fn)
-    except CheckFailed as failure:
-        return str(failure)
-    return None
 
 
 def _judged(problem, cases, name):

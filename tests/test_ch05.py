@@ -9,6 +9,8 @@ from numba import cuda, float32
 import autograder as ag
 from autograder.checks import CheckFailed
 
+from verdicts import verdict_text as _verdict
+
 ch05 = ag.problems.ch05
 TILE = 8
 CPU = not ag.backend.is_gpu
@@ -186,13 +188,6 @@ CASES = {
 }
 
 
-def _verdict(problem, fn):
-    try:
-        problem.check(fn)
-        problem.check_hidden(fn)
-    except CheckFailed as failure:
-        return str(failure)
-    return None
 
 
 @pytest.mark.parametrize("name", sorted(CASES))

@@ -8,7 +8,8 @@ import pytest
 from numba import cuda, float32
 
 import autograder as ag
-from autograder.checks import CheckFailed
+
+from verdicts import verdict_text as _verdict
 
 ch06 = ag.problems.ch06
 CPU = not ag.backend.is_gpu
@@ -19,13 +20,6 @@ TM = TN = 8
 THREADS = 64
 
 
-def _verdict(problem, fn):
-    try:
-        problem.check(fn)
-        problem.check_hidden(fn)
-    except CheckFailed as failure:
-        return str(failure)
-    return None
 
 
 def _judge(problem, cases, name):

@@ -15,18 +15,12 @@ import autograder as ag
 from autograder.checks import U32, CheckFailed, gamma
 from autograder.problem import Case
 
+from verdicts import verdict_text as _verdict
+
 ch07 = ag.problems.ch07
 CPU = not ag.backend.is_gpu
 
 
-def _verdict(problem, fn, hidden=True):
-    try:
-        problem.check(fn)
-        if hidden:
-            problem.check_hidden(fn)
-    except CheckFailed as failure:
-        return str(failure)
-    return None
 
 
 def _expect(problem, fn, fragments, hidden=False):

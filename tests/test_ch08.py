@@ -12,20 +12,14 @@ from numba import cuda, float32
 import autograder as ag
 from autograder.checks import CheckFailed, gamma
 
+from verdicts import verdict_text as _verdict
+
 ch08 = ag.problems.ch08
 CPU = not ag.backend.is_gpu
 IN_TILE, OUT_TILE = ch08.IN_TILE, ch08.OUT_TILE
 PLANE_TILE, PLANE_OUT = ch08.PLANE_TILE, ch08.PLANE_OUT
 
 
-def _verdict(problem, fn, hidden=True):
-    try:
-        problem.check(fn)
-        if hidden:
-            problem.check_hidden(fn)
-    except CheckFailed as failure:
-        return str(failure)
-    return None
 
 
 # ---- 8.1 stencil_basic -----------------------------------------------------------------------------

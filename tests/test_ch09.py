@@ -11,19 +11,13 @@ from numba import cuda, uint32
 import autograder as ag
 from autograder.checks import CheckFailed
 
+from verdicts import verdict_text as _verdict
+
 ch09 = ag.problems.ch09
 NUM_BINS = 256
 CPU = not ag.backend.is_gpu
 
 
-def _verdict(problem, fn, hidden=True):
-    try:
-        problem.check(fn)
-        if hidden:
-            problem.check_hidden(fn)
-    except CheckFailed as failure:
-        return str(failure)
-    return None
 
 
 # ---- 9.1 histogram_global ----------------------------------------------------------------------
