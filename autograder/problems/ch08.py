@@ -707,8 +707,8 @@ _VALUE_HINT = ("out[i, j, k] = c0·in[i, j, k] + c1·in[i, j, k-1] + c2·in[i, j
 stencil_basic = StencilProblem(
     "stencil_basic", title="3-D seven-point stencil, one thread per point on a 3-D grid",
     block_sizes=BLOCK_SHAPES, visible_block_size=VISIBLE_BLOCK, blocks_for=basic_blocks,
-    # (nz, ny, nx): no two sides equal, none a multiple of any block side; a volume of one
-    # interior point; one with no interior at all (every point copies).
+    # (nz, ny, nx): no two sides equal, none a multiple of any block side; a volume with one
+    # interior plane of 2 × 3 points; one with no interior at all (every point copies).
     cpu_sizes=Sizes(visible=((9, 11, 13), (3, 4, 5), (1, 2, 3)), hidden=((13, 9, 11), (2, 7, 3)),
                     hidden_random=(2, 1, 15)),
     gpu_sizes=Sizes(visible=((129, 255, 517), (9, 11, 13), (3, 4, 5), (1, 2, 3)),

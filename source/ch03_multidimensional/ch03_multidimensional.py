@@ -88,7 +88,7 @@ plt.show()
 #
 # Memory is one long line of bytes, so a 2-D array must be flattened. NumPy, C and CUDA store
 # arrays **row-major**: row 0 first, then row 1, and so on. In a `height × width` array, element
-# `[row, col]` is at flat position `row * width + col`; in an `height × width × 3` RGB image,
+# `[row, col]` is at flat position `row * width + col`; in a `height × width × 3` RGB image,
 # channel `ch` of pixel `[row, col]` is at `(row * width + col) * 3 + ch`. Numba lets you write
 # `image[row, col, ch]` and does this arithmetic for you, but you should be able to do it
 # yourself: the next chapters reason about which threads touch neighbouring addresses.
@@ -154,7 +154,7 @@ print(gray_cpu.shape, gray_cpu.dtype)
 # compares every pixel with the exact weighted sum computed in float64. Three float32 products
 # and two additions, plus the weights' own rounding to float32, stay within
 # `γ₄ · (0.299|r| + 0.587|g| + 0.114|b|)`, where `γₖ = k·u / (1 − k·u)` and `u = 2⁻²⁴`: a few
-# units in the last place. Arithmetic in float16 is a thousand times further off and fails. The
+# units in the last place. Arithmetic in float16 is thousands of times further off and fails. The
 # verdict names the pixel as `gray[row, col]`.
 
 # %% nbgrader={"grade": false, "grade_id": "rgb_to_gray_solution", "locked": false, "schema_version": 3, "solution": true, "task": false}
@@ -347,11 +347,11 @@ print(f"corner {res[0, 0]:.3f}, edge {res[0, 5]:.3f}, middle {res[5, 5]:.3f}")
 # local variable and store once at the end. Roughly 7 lines.
 #
 # **How the check launches it.** Blocks of 16 × 8 threads (x × y), a grid of
-# `(ceil(N / 16), ceil(M / 8))` blocks: x covers C's columns, y its rows. The matrices are not
-# square and none of M, K, N is equal: 19 × 37 times 37 × 27, 5 × 3 times 3 × 7, and 1 × 1 times
-# 1 × 1 (the hidden tests: other shapes, with K smaller than M and N too, and other blocks), so a
-# loop over the wrong dimension, or A's and B's indices swapped, gives wrong values or runs off
-# the end of an array.
+# `(ceil(N / 16), ceil(M / 8))` blocks: x covers C's columns, y its rows. Apart from the 1 × 1
+# case no matrix is square and no two of M, K, N are equal: 19 × 37 times 37 × 27, 5 × 3 times
+# 3 × 7, and 1 × 1 times 1 × 1 (the hidden tests: other shapes, with K smaller than M and N
+# too, and other blocks), so a loop over the wrong dimension, or A's and B's indices swapped,
+# gives wrong values or runs off the end of an array.
 #
 # **What the check does.** Values with a random offset and scale; every element of C compared
 # with the float64 product. A dot product of length K computed in float32 (fused multiply-adds or
@@ -495,9 +495,10 @@ else:
 # The naive matmul is not memory-bound in the same way: each thread reads a whole row of A and a
 # whole column of B, `2K` loads for `2K` floating-point operations, about **one operation per
 # 4-byte load**, and most of those loads fetch data a neighbouring thread fetched too. On the
-# course's H200 this kernel reached 1.4 TFLOP/s (101 ms) on 4096 × 4096 matrices, barely more
-# than NumPy on 16 CPU cores (137 ms), and 35× slower than cuBLAS. Chapters 4 and 5 explain why
-# and close most of that gap with tiles in shared memory.
+# course's H200 this kernel reached 1.4 TFLOP/s (101 ms) on 4096 × 4096 matrices, barely faster
+# than NumPy's BLAS on the host's 32 CPU cores (116 ms), and 38× slower than cuBLAS (2.68 ms).
+# Chapters 4 and 5 explain why; chapter 5's tiles in shared memory bring it to 27 ms, and
+# chapter 6 closes more of the gap.
 #
 # Questions to answer for yourself (not graded):
 # 1. In `matmul_kernel`, threads with neighbouring x read `B[k, col]` and `B[k, col + 1]` at the
@@ -511,8 +512,9 @@ else:
 # - PMPP ch. 3: §3.1 (multidimensional grid organization), §3.2 (mapping threads to
 #   multidimensional data: colour to gray), §3.3 (image blur, a more complex kernel), §3.4
 #   (matrix multiplication); ch. 4–5 (compute architecture, memory and tiling) use these kernels.
-# - GPU MODE lecture 2 (a recap of PMPP ch. 1–3) and lecture 3 (getting started with CUDA, with
-#   the same gray and blur kernels in PyTorch).
+# - GPU MODE lecture 2 (a recap of PMPP ch. 1–3) and lecture 3 (getting started with CUDA for
+#   Python programmers: the same gray conversion and a matmul on 2-D blocks, written in CUDA C and
+#   called from PyTorch).
 # - **On AMD (HIP):** the same notebook runs through numba-hip; 2-D grids and blocks work the same
-#   way. Wavefronts are 64 threads wide, so prefer blocks whose size is a multiple of 64
-#   (16 × 4, 16 × 8, 16 × 16).
+#   way. On AMD's data-centre GPUs wavefronts are 64 threads wide, so prefer blocks whose size is
+#   a multiple of 64 (16 × 4, 16 × 8, 16 × 16).

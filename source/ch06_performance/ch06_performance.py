@@ -117,11 +117,12 @@ print(f"2048 × 3072 transpose on this CPU: {cpu.median_ms:.1f} ms ({cpu.gbps:.1
 #
 # **How the check launches it.** 2-D blocks of `(x, y)` threads laid over the **input**: x across
 # its `N` columns, y down its `M` rows, a grid of `(ceil(N / x), ceil(M / y))` blocks. The visible
-# check uses 16 × 8 blocks; the hidden tests draw other shapes.
+# check uses 16 × 8 blocks; the hidden tests draw among 16 × 8, 8 × 16, 8 × 8, 16 × 16 and 32 × 4.
 #
 # **What the check does.** `out` filled with NaN, then every element compared with NumPy's
 # transpose **exactly** (a copy must deliver every bit). Inputs 37 × 45 (not square, no side a
-# multiple of a block side), 1 × 33 and 1 × 1; hidden: 45 × 37, 33 × 1 and random shapes up to 50.
+# multiple of a block side), 1 × 33 and 1 × 1; hidden: 45 × 37, 33 × 1 and random shapes below 50.
+# On a GPU the visible check starts with 1081 × 1919, and the random hidden shapes go up to 3000.
 
 # %% nbgrader={"grade": false, "grade_id": "transpose_naive_solution", "locked": false, "schema_version": 3, "solution": true, "task": false}
 @cuda.jit
@@ -237,12 +238,13 @@ ag.problems.ch06.sectors_per_warp.check_hidden(sectors_per_warp)
 # column of `out`, whose rows are `M` floats long) `sectors_per_warp(4 · M, 4)`. If every sector
 # crossed the DRAM bus, the traffic per element would be the sectors' bytes divided by 32
 # elements; a transpose that is coalesced on both sides moves 8 bytes per element, like a copy.
-# The cell predicts both times on an H200-like device (4.8 TB/s advertised; a copy reaches about
-# 4.1 TB/s, the figure used here) for the size the speed test uses.
+# The cell predicts both times on an H200-like device (4.8 TB/s advertised; on the course's H200
+# a copy of the speed test's 805 MB reached about 4.2 TB/s, the figure used here) for the size
+# the speed test uses.
 
 # %%
 M_big, N_big = ch06.SPEED_TRANSPOSE
-bandwidth = 4.1e12                       # bytes/s: what a device-to-device copy reaches on an H200
+bandwidth = 4.2e12                       # bytes/s: what a device-to-device copy reached on the H200
 read_bytes = 32 * sectors_per_warp(4, 4) / 32            # per element
 write_bytes = 32 * sectors_per_warp(4 * M_big, 4) / 32
 naive_s = M_big * N_big * (read_bytes + write_bytes) / bandwidth
@@ -275,8 +277,9 @@ print(f"predicted: naive ≥ {naive_s * 1e3:.2f} ms, coalesced (like a copy) ≥
 # words, the access is split into as many passes as that bank has words to deliver (an **n-way
 # bank conflict**); threads that ask for the *same* word share it (a broadcast). A
 # `TILE × TILE = 32 × 32` float32 tile has rows of 32 words: element `[r, c]` is word
-# `32·r + c`, in bank `c`. The column read of step 3 has 32 threads read `tile[0..31, c]`: all
-# in bank `c`. **32-way conflict**: 32 passes where one would do.
+# `32·r + c`, in bank `c`. In the column read of step 3, the 32 threads of a warp read
+# `tile[0..31, r]` (one value of `r` for the whole warp): all in bank `r`. **32-way conflict**:
+# 32 passes where one would do.
 #
 # **Padding.** Declare the tile with one unused column, `(TILE, TILE + 1)`. Element `[r, c]` is
 # now word `33·r + c`, in bank `(r + c) mod 32`: down a column every element sits in another
@@ -309,19 +312,21 @@ plt.show()
 # %% [markdown]
 # ## Hiding latency, and thread coarsening
 #
-# A load from DRAM takes several hundred nanoseconds to come back; meanwhile the memory system
-# can serve many others. To keep the bus busy, enough bytes must be **in flight** at every
-# moment: bandwidth × latency (Little's law; PMPP §6.2 on why the GPU needs many warps). For
-# 4.8 TB/s and ~600 ns that is about 2.9 MB across the chip, some 22 KB per SM on an H200's 132
-# SMs: more than 5 000 float32 loads waiting at once on every SM. An SM holds at most 2048
-# threads, so one load per thread is not enough; several **independent** loads per thread are.
+# A load from DRAM takes hundreds of cycles to come back (a few hundred nanoseconds, more under
+# heavy load); meanwhile the memory system can serve many others. To keep the bus busy, enough
+# bytes must be **in flight** at every moment: bandwidth × latency (Little's law, as in chapter
+# 4; PMPP §6.2 on hiding memory latency). For 4.8 TB/s and a rough 0.3 µs (about 600 cycles,
+# chapter 4's estimate) that is about 1.4 MB across the chip, some 11 KB per SM on an H200's 132
+# SMs: about 2,700 float32 loads waiting at once on every SM. An SM holds at most 2048 threads,
+# so one load per thread is not enough; several **independent** loads per thread are.
 #
 # That is one reason for **thread coarsening** (PMPP §6.3): give each thread several elements
 # of work. Here a block of `TILE × BLOCK_ROWS = 32 × 8` threads moves a `32 × 32` tile, each
 # thread 4 elements (rows `ty`, `ty + 8`, `ty + 16`, `ty + 24`): its 4 loads are independent,
-# so the compiler issues them back to back, and the per-thread work of computing indices is
-# shared by 4 elements. The price of coarsening: fewer threads in all, so the grid must still
-# have enough of them to fill the GPU (here: millions).
+# so the compiler can issue them back to back (whether Numba's code does is a detail of the
+# checklist at the end), and the per-thread work of computing indices is shared by 4 elements.
+# The price of coarsening: fewer threads in all, so the grid must still have enough of them to
+# fill the GPU (here: millions).
 #
 # ## Exercise 6.3 · A tiled, padded, coarsened transpose (4 points + 2 for speed)
 #
@@ -346,9 +351,10 @@ plt.show()
 #
 # **What the check does.** As in 6.1 (exact comparison), on 37 × 45 (2 × 2 tiles, every edge
 # tile partial), 5 × 70 (three tiles, each 5 rows deep) and 1 × 1; hidden: 45 × 37, 70 × 5 and a
-# random shape below 70. In CPU mode the race detector watches every access to the tile: a
-# missing barrier fails every time. The check cannot see bank conflicts (an unpadded tile gives
-# the right answer); the speed test can, and the cell after it counts them.
+# random shape below 70 (on a GPU the visible check starts with 1081 × 1919, and the hidden tests
+# add three random shapes up to 3000). In CPU mode the race detector watches every access to the
+# tile: a missing barrier fails every time. The check cannot see bank conflicts (an unpadded tile
+# gives the right answer); the speed test can, and the cell after it counts them.
 
 # %% nbgrader={"grade": false, "grade_id": "transpose_tiled_solution", "locked": false, "schema_version": 3, "solution": true, "task": false}
 from numba import float32
@@ -397,9 +403,11 @@ ag.problems.ch06.transpose_tiled.check_hidden(transpose_tiled_kernel)
 # %% [markdown]
 # **Speed (2 points, on a GPU).** An 8192 × 12288 input (384 MiB, far larger than the L2
 # cache), fresh inputs and a NaN-filled output for each timed call, 4096 random elements checked
-# after every call. The bar: 60% of the course's own tiled transpose (same launch, timed in the
-# same run; it uses the Numba trick of the checklist at the end) and many times NumPy's transpose
-# on one CPU core. A naive kernel falls far short; an unpadded tile gives back much of the gain.
+# after every call. The bar: 60% of the speed of the course's own tiled transpose (same launch,
+# timed in the same run; it uses the Numba trick of the checklist at the end) and 50× NumPy's
+# transpose on one CPU core. On the course's H200 (`docs/benchmarks.md`) the reference took
+# 0.233 ms and a plain padded solution 0.338–0.343 ms (68–69%: it passes); an unpadded tile,
+# 0.550 ms (42%), and the naive kernel, 1.50 ms (16%), fall short.
 
 # %% nbgrader={"grade": true, "grade_id": "transpose_tiled_speed", "locked": true, "points": 2, "schema_version": 3, "solution": false, "task": false}
 ag.problems.ch06.transpose_tiled.check_speed(transpose_tiled_kernel)
@@ -545,16 +553,16 @@ else:
 # moved).* The sector model predicts 36 bytes per element for the naive kernel against 8 for a
 # coalesced one, a ratio of 4.5. Measured: naive 1.50 ms (536 GB/s), the padded tiled kernel
 # written plainly 0.338 ms: a ratio of 4.4, as predicted; the course's reference, with its four
-# loads in flight per thread, 0.233 ms (82% of the 0.190 ms copy). The match does not prove that
-# DRAM moved 36 bytes per element: writes land first in the L2 cache (write-back, 60 MB here),
-# where the other seven floats of a sector arrive moments later from the warps handling the next
-# rows, so DRAM may see whole sectors. What the cache cannot remove is the 8× larger number of
-# sector writes from the SMs to L2, one store instruction touching 32 sectors: with ideal DRAM
-# traffic the naive kernel is still limited by those transactions (a profiler's L2 and DRAM
-# counters would tell the two apart; timing alone cannot). The padding bought 1.6×: the
-# unpadded tile took 0.550 ms, its column reads 32 passes per warp instead of 1. What is left
-# between the plain tiled kernel and the copy is the load issue: one load in flight per thread
-# (the signed-index code of the checklist) instead of four.
+# loads in flight per thread, 0.233 ms (82% of a copy of the same bytes, 0.190 ms). The match
+# does not prove that DRAM moved 36 bytes per element: writes land first in the L2 cache
+# (write-back, 60 MiB here), where the other seven floats of a sector arrive moments later from
+# the warps handling the next rows, so DRAM may see whole sectors. What the cache cannot remove
+# is the 8× larger number of sector writes from the SMs to L2, one store instruction touching 32
+# sectors: with ideal DRAM traffic the naive kernel is still limited by those transactions (a
+# profiler's L2 and DRAM counters would tell the two apart; timing alone cannot). The padding
+# bought 1.6×: the unpadded tile took 0.550 ms, its column reads 32 passes per warp instead of 1.
+# What is left between the plain tiled kernel and the copy is the load issue: one load in flight
+# per thread (the signed-index code of the checklist) instead of four.
 
 # %% [markdown]
 # ## Register tiling: thread coarsening for the matmul
@@ -636,7 +644,9 @@ plt.show()
 # offset and scale, every element compared with the float64 product within
 # `γ_K · Σₖ |A[row, k] · B[k, col]|`. Shapes 19 × 11 times 11 × 23 (one block, every side
 # partial, two tiles along K), 66 × 5 times 5 × 67 (2 × 2 blocks, the second row and column of
-# blocks almost empty) and 1 × 1 × 1; hidden: 70 × 9 × 5, 3 × 17 × 1 and a random shape below 30.
+# blocks almost empty) and 1 × 1 × 1; hidden: 70 × 9 times 9 × 5, 3 × 17 times 17 × 1 and a
+# random shape with sides below 30 (on a GPU the visible check starts with 1023 × 517 times
+# 517 × 1537, and the hidden tests add three random shapes up to 1200).
 # CPU mode's race detector watches `sA` and `sB` (a missing barrier fails every time).
 
 # %% nbgrader={"grade": false, "grade_id": "matmul_register_tiled_solution", "locked": false, "schema_version": 3, "solution": true, "task": false}
@@ -710,11 +720,12 @@ ag.problems.ch06.matmul_register_tiled.check_hidden(matmul_register_tiled_kernel
 ### END HIDDEN TESTS
 
 # %% [markdown]
-# **Speed (2 points, on a GPU).** 4096 × 4096 matrices, 8 × 8 blocks of 64 × 64 tiles, fresh
-# inputs and a NaN-filled C for each timed call, 4096 random elements of C checked after every
-# call. The bar: a fifth of the speed of the course's reference (the same algorithm and launch,
-# written for speed: see the checklist below; on the course's H200 it is 4× faster than a plain
-# solution) and 3× NumPy's `A @ B` on all the CPU's cores.
+# **Speed (2 points, on a GPU).** 4096 × 4096 matrices, blocks of 8 × 8 threads each computing a
+# 64 × 64 tile of C, fresh inputs and a NaN-filled C for each timed call, 4096 random elements of
+# C checked after every call. The bar: a fifth of the speed of the course's reference (the same
+# launch, tiles and 8 × 8 outputs per thread, written for speed with a 16-deep K tile: see the
+# checklist below; on the course's H200 it took 4.76 ms, about 4× faster than a plain solution's
+# 19.9–20.4 ms) and 3× NumPy's `A @ B` on all the CPU's cores.
 
 # %% nbgrader={"grade": true, "grade_id": "matmul_register_tiled_speed", "locked": true, "points": 2, "schema_version": 3, "solution": false, "task": false}
 ag.problems.ch06.matmul_register_tiled.check_speed(matmul_register_tiled_kernel)
@@ -793,10 +804,10 @@ else:
 #   uint64(col)]`, `from numba import uint64`) the negative-index code disappears and the 4 loads
 #   go out back to back: that is the course reference. In the register-tiled matmul the same
 #   change, with each thread's operands laid out as two runs of four consecutive floats (which the
-#   compiler reads as 128-bit words), brings the inner loop from 16 shared loads and about 104
-#   instructions per 64 multiply-adds to 4 loads and about 89, and issues the 16 tile loads of a
-#   step together. Try it on your kernels and measure: it is a Numba detail, not a GPU one, and
-#   Nsight Compute's source view shows where the warps wait.
+#   compiler reads as 128-bit words), a 16-deep K tile and A's tile padded, brings the inner loop
+#   from 16 shared loads and about 104 instructions per 64 multiply-adds to 4 loads and about 89,
+#   and issues the 16 tile loads of a step together. Try it on your kernels and measure: it is a
+#   Numba detail, not a GPU one, and Nsight Compute's source view shows where the warps wait.
 #
 # ## Going further
 # - PMPP ch. 6: §6.1 (memory coalescing, corner turning), §6.2 (hiding memory latency), §6.3
@@ -808,8 +819,8 @@ else:
 #   same three steps measured on an older GPU. Simon Boehm, *How to optimize a CUDA matmul kernel
 #   for cuBLAS-like performance* (2022): register tiling and what comes after it (vectorized
 #   loads, warp tiling, double buffering).
-# - **On AMD (HIP):** a wavefront is 64 threads, so a coalesced access covers 256 bytes of
-#   float32 and the sector arithmetic of Exercise 6.2 changes with it. Shared memory is the **LDS**;
-#   it is banked too (32 banks of 4 bytes on recent Instinct GPUs), so padding a tile's rows is the
-#   same fix, though how a 64-wide access is split into passes differs between chips: check your
-#   GPU's ISA guide. `bank_conflicts` here assumes 32-thread warps.
+# - **On AMD (HIP):** on the Instinct (CDNA) GPUs a wavefront is 64 threads, so a coalesced
+#   access covers 256 bytes of float32 and the sector arithmetic of Exercise 6.2 changes with it.
+#   Shared memory is the **LDS**; it is banked too (32 banks of 4 bytes on recent Instinct GPUs),
+#   so padding a tile's rows is the same fix, though how a 64-wide access is split into passes
+#   differs between chips: check your GPU's ISA guide. `bank_conflicts` here assumes 32-thread warps.

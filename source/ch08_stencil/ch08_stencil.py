@@ -66,8 +66,8 @@ ag.banner()
 # alternating voxels, noise); (b) the seven points and their coefficients; (c) one z plane of a
 # shared-memory tile: the block loads the whole 8 × 8 plane (8³ points in all), computes only
 # the inner 6 × 6 (6³), and the outer ring, the **halo**, belongs to the neighbouring tiles'
-# outputs; (d) the coarsened kernel seen from the side: a block of 16 × 16 threads marches down
-# its slab of z planes, keeping the plane below and the plane above in registers.
+# outputs; (d) the coarsened kernel seen from the side: a block of 16 × 16 threads marches up
+# through its slab of z planes, keeping the plane below and the plane above in registers.
 
 # %%
 vol = ch08.test_volume(24, 40, 48, seed=3)
@@ -137,11 +137,11 @@ for z in range(nz_):
 for z in slab_edges:
     ax.axhline(z, color="black", lw=1.5, ls="--")
 ax.annotate("", xy=(17.5, 9.5), xytext=(17.5, 5.5), arrowprops=dict(arrowstyle="->", lw=2))
-ax.text(18.1, 7.5, "march", rotation=270, va="center")
+ax.text(18.1, 7.5, "march", rotation=90, va="center")
 ax.text(20.3, here - 0.5, "plane i − 1 (below): registers", fontsize=8, va="center")
 ax.text(20.3, here + 0.5, "plane i: shared memory", fontsize=8, va="center")
 ax.text(20.3, here + 1.5, "plane i + 1 (above): registers", fontsize=8, va="center")
-ax.set_xlim(0, nx_ + 9); ax.set_ylim(nz_, 0)
+ax.set_xlim(0, nx_ + 9); ax.set_ylim(0, nz_)
 ax.set_xlabel("x (k): the block's 16 threads along x (14 outputs + 2 halo)")
 ax.set_ylabel("z (i): slabs of planes (dashed), one per blockIdx.z")
 ax.set_title("(d) z-marching: one block, its slab, three planes at a time")
@@ -196,11 +196,11 @@ print(f"largest difference from the float64 spec: "
 # boundary points must be **exact** copies; an interior point may be off by
 # `γ₇ · Σₘ |cₘ · xₘ|` (`γ₇ = 7u / (1 − 7u)`, `u = 2⁻²⁴`), which any float32 evaluation order
 # meets, with or without fused multiply-adds. Volumes `9 × 11 × 13`, `3 × 4 × 5` (one interior
-# point) and `1 × 2 × 3` (all boundary), given as nz × ny × nx; the hidden tests use other shapes
-# below 15 (small, because CPU mode simulates every thread; on a GPU the first visible case is
-# 129 × 255 × 517). A wrong verdict says where the wrong points are (the boundary only? an axis
-# never covered?) and, when it recognises the mistake (two coefficients swapped, x and z
-# swapped), which one it is.
+# plane of 2 × 3 points) and `1 × 2 × 3` (all boundary), given as nz × ny × nx; the hidden tests
+# use other shapes below 15 (small, because CPU mode simulates every thread; on a GPU the first
+# visible case is 129 × 255 × 517). A wrong verdict says where the wrong points are (the boundary
+# only? an axis never covered?) and, when it recognises the mistake (two coefficients swapped, x
+# and z swapped), which one it is.
 
 # %% nbgrader={"grade": false, "grade_id": "stencil_basic_solution", "locked": false, "schema_version": 3, "solution": true, "task": false}
 @cuda.jit
@@ -248,11 +248,11 @@ ag.problems.ch08.stencil_basic.check_hidden(stencil_basic_kernel)
 # 13 FLOP / (7 · 4 bytes) ≈ 0.46 FLOP/byte
 # ```
 #
-# far below the ~14 FLOP/byte ridge point of an H200-like device (chapter 5's roofline): the
-# kernel is memory bound, and every load it saves should save time. Yet each input point is
-# loaded by **seven** threads: by its own and by each of its six neighbours'. The same cure as
-# chapter 5's matmul applies: a block loads a **box** of input points into shared memory once,
-# and its threads read their neighbours there.
+# far below the ~14 FLOP/byte ridge point of an H200-like device (chapter 5's roofline): by this
+# count the kernel is memory bound, and every load it saves should save time (the end of the chapter
+# measures whether it does). Yet each input point is loaded by **seven** threads: by its own and by
+# each of its six neighbours'. The same cure as chapter 5's matmul applies: a block loads a **box**
+# of input points into shared memory once, and its threads read their neighbours there.
 #
 # A block that computes the outputs of a box needs one more layer of points on every face: the
 # **halo** (picture (c)). If the block loads a `box_x × box_y × box_z` box of inputs, halo
@@ -350,7 +350,10 @@ plt.show()
 #
 # **The cost.** The block loads 8³ = 512 points for 6³ = 216 outputs (PMPP's 1.37 FLOP/byte,
 # three times the basic kernel's count), but only 216 of its 512 threads (42%) compute; the rest
-# load one value and idle. The shared tile is 512 × 4 = 2 KB.
+# load one value and idle. The shared tile is 512 × 4 = 2 KB. On the course's H200 this kernel
+# is in fact **slower** than the basic one (1.916 ms against 1.264 ms on the speed test's volume,
+# docs/benchmarks.md): the loads it saves were mostly cache hits already, and the end of the
+# chapter asks you to explain the rest.
 #
 # ## Exercise 8.3 · A shared-memory tile with its halo (4 points)
 #
@@ -516,12 +519,12 @@ except SharedMemoryRace as race:
 # neighbour stored it; without the second, a fast thread stores the **next** plane's value into
 # `plane` while a slower neighbour still reads the current one.
 #
-# **Slabs.** The grid's z dimension splits the volume's planes into `gridDim.z` slabs of
-# `per = ceil(nz / gridDim.z)` planes: block `blockIdx.z` handles planes `start = blockIdx.z ·
-# per` up to `stop = min(start + per, nz)` (exclusive). The last slab can be shorter, and can even
-# be empty. The check launches slabs of 3 planes on its small volumes (so the seams between slabs
-# are tested), and of about 32 planes on a GPU's large ones. Every block loads one plane below
-# its slab and one above it (where they exist): those planes are read by two blocks.
+# **Slabs.** The grid's z dimension splits the volume's planes into `gridDim.z` slabs of `per =
+# ceil(nz / gridDim.z)` planes: block `blockIdx.z` handles planes `start = blockIdx.z · per` up to
+# `stop = min(start + per, nz)` (exclusive). The last slab can be shorter, and can even be empty.
+# The check launches slabs of 3 planes on its small volumes (so the seams between slabs are tested),
+# and of up to 32 planes on a GPU's large ones (31 on the speed test's volume). Every block loads
+# one plane below its slab and one above it (where they exist): those planes are read by two blocks.
 #
 # ## Exercise 8.4 · March along z with register tiling (4 points, and 2 for speed)
 #
@@ -551,13 +554,14 @@ except SharedMemoryRace as race:
 # planes, a `5 × 16 × 4` one and a random small one. In CPU mode the race detector watches every
 # access to `plane`.
 #
-# **The speed test (2 points, on a GPU).** Your kernel on a 511 × 513 × 515 volume (540 MB per
-# copy, far larger than any L2 cache), launched as `(37, 37, 17)` blocks of 16 × 16 (slabs of 31
-# planes), timed against the course's reference kernel (register tiling too, plus loads issued
-# several planes ahead) and the CPU baseline (a parallel Numba loop on all of the grading
-# machine's cores): full marks for at least half the reference's speed and 10× the CPU (bars your
-# instructor may recalibrate for the course's GPU). The output of every timed call is checked on
-# 4096 sampled points. In CPU mode the cell says that speed needs a GPU.
+# **The speed test (2 points, on a GPU).** Your kernel on a 511 × 513 × 515 volume (540 MB per copy,
+# far larger than any L2 cache), launched as `(37, 37, 17)` blocks of 16 × 16 (slabs of 31 planes),
+# timed against the course's reference kernel (register tiling too, plus loads issued several planes
+# ahead) and the CPU baseline (a parallel Numba loop on all of the grading machine's cores): full
+# marks for at least half the reference's speed and 10× the CPU (bars your instructor may
+# recalibrate for the course's GPU). On the course's H200 the reference took 0.640 ms and a plain
+# register-tiled solution 0.685–0.693 ms, 92% of its speed. The output of every timed call is
+# checked on 4096 sampled points. In CPU mode the cell says that speed needs a GPU.
 
 # %% nbgrader={"grade": false, "grade_id": "stencil_coarsened_solution", "locked": false, "schema_version": 3, "solution": true, "task": false}
 PLANE_TILE = 16                 # the block is PLANE_TILE × PLANE_TILE threads: a tile of one plane
@@ -695,7 +699,7 @@ try:
               f"{model_ms:7.3f}ms {str(row['right']):>6s}")
 except ag.timing.NeedsGPU as why:
     print(why, "\n")
-    bandwidth = 4.17e12            # the H200's copy ceiling in docs/benchmarks.md (bytes/s)
+    bandwidth = 4.2e12             # the H200's copy of these bytes: 0.257 ms (docs/bench-h200.json)
     print(f"PMPP's model on a {size[0]} × {size[1]} × {size[2]} volume at {bandwidth / 1e12:.2f} TB/s "
           f"(the best possible: 8 bytes per point, {8 * points / bandwidth * 1e3:.3f} ms):")
     for label, per_point in model_bytes.items():
@@ -705,33 +709,46 @@ except ag.timing.NeedsGPU as why:
 # %% [markdown]
 # **Explain the gap (2 points, graded by your instructor).** In three to six sentences, with your
 # numbers: which kernel comes closest to the copy, and which is furthest from what PMPP's model
-# predicts for it, in which direction? A full-mark answer (1) names the assumption of the model
-# that fails for the basic kernel (what serves its seven loads per point, and how many bytes per
-# point actually cross the memory bus), (2) says why the tiled 8³ kernel does not win in
-# proportion to its intensity (what its 512 threads spend their time on), and (3) names one thing
-# that still keeps the register-tiled kernel from the copy's bandwidth, and a change that would
-# help. Without a GPU, answer from the model's table, the chapter's text and the H200 figures in
-# `docs/benchmarks.md`, and say which measurement would settle each point.
+# predicts for it, in which direction? A full-mark answer (1) names the assumption of the model that
+# fails for the basic kernel (what serves its seven loads per point, and how many bytes per point
+# actually cross the memory bus) and says what sets the basic kernel's time instead, (2) says why
+# the tiled 8³ kernel does not win in proportion to its intensity (what its 512 threads spend their
+# time on), and (3) names one thing that still keeps the register-tiled kernel from the copy's
+# bandwidth, and a change that would help. Without a GPU, answer from the model's table, the
+# chapter's text and the H200 figures below, and say which measurement would settle each point.
+#
+# The course's H200 measured, on the 511 × 513 × 515 volume (docs/benchmarks.md): a copy of the same
+# bytes about 0.26 ms; the basic kernel 1.264 ms (20% of the copy's bandwidth), the tiled 8³ kernel
+# 1.916 ms (13%), three shared planes 0.775 ms (33%), the plain register-tiled kernel 0.685–0.693 ms
+# (38%) and the course's reference, which loads four planes ahead, 0.640 ms (40%).
 
 # %% [markdown] nbgrader={"grade": true, "grade_id": "stencil_gap_answer", "locked": false, "points": 2, "schema_version": 3, "solution": true, "task": false}
-# *Model answer (in the solutions only; the release shows an empty answer cell).* The model counts
-# every load as a trip to DRAM, so it puts the basic kernel at 32 bytes per point, four times a
-# copy; measured, the basic kernel comes far closer to the copy than that, because its seven loads
-# per point are mostly floats that neighbouring threads loaded a moment earlier: a warp's row is
-# reused from L1 by the block's next rows, and planes i − 1 and i + 1 are still in the (50–60 MB)
-# L2 when the blocks of the neighbouring planes run. What crosses the memory bus is close to 8
-# bytes per point for every one of these kernels, so ranking them by PMPP's intensity overstates
-# the gain of tiling by a wide margin: the caches were already doing the tiling. The 8³ kernel
-# saves loads that were cache hits anyway and pays for it: 58% of its 512 threads only load and
-# then wait at the barrier, a large block with a barrier keeps fewer loads in flight per SM, and
-# every tile row starts one float before a 32-byte sector; so it gains little or nothing over the
-# basic kernel, and may lose. The z-marching kernels have 77% of their threads computing and load
-# one new plane per step; what still keeps the register-tiled one from the copy is mostly latency:
-# each thread has a single load in flight per plane and waits at two barriers per plane, too few
-# bytes in flight to keep the memory busy (Little's law), plus 31% more reads from L2 for the halo
-# and two extra planes per slab. Loading two to four planes ahead into registers (as the course's
-# reference does), longer slabs, or wider tiles would narrow the gap; the numbers above (which
-# kernel is closest to the copy, and by how much) are what the answer should quote.
+# *Model answer (in the solutions only; the release shows an empty answer cell).* On the H200 the
+# register-tiled kernel comes closest to the copy: 0.685–0.693 ms, 38% of its bandwidth (the
+# course's reference 40%); the tiled 8³ kernel is furthest from the model, in the slow direction.
+# PMPP's model (every load a trip to DRAM, at the copy's 4.2 TB/s) predicts 1.03 ms for the basic
+# kernel (32 bytes per point), 0.43 ms for the 8³ tile (13.5 bytes) and 0.31 ms for the z-marching
+# kernels (9.6 bytes); measured, every kernel is slower than that, the basic one by 1.2×, the
+# z-marching ones by 2.2–2.5× and the 8³ one by 4.4×: it takes 1.916 ms, slower than the basic
+# kernel's 1.264 ms, where the model ranked it 2.4× faster. (1) The assumption that fails for the
+# basic kernel is that its seven loads per point go to DRAM: most are floats that neighbouring
+# threads loaded a moment earlier, the x and y neighbours from L1 (a warp reads 32 consecutive
+# floats, and the block's rows overlap), planes i − 1 and i + 1 from the H200's 60 MiB L2 (a plane
+# is about 1 MB, and the blocks of neighbouring planes run at about the same time), so close to 8
+# bytes per point should cross the memory bus, not 32; a profiler's count of DRAM bytes would settle
+# it. The time alone does not show it, because the model's other assumption, that time is bytes over
+# bandwidth, fails too: the basic kernel takes almost five copies' time, so it is limited by the
+# work per point in the SM (seven separate loads with their index arithmetic, six boundary tests,
+# one point per thread), not by the bus. (2) The 8³ kernel saves loads that were cache hits anyway
+# and pays for it: 58% of its 512 threads only load and then wait at the barrier, a block that
+# loads, waits and only then computes keeps few loads in flight, and a warp's 32 loads fall on four
+# separate 8-float rows, each usually straddling two 32-byte sectors, where the basic kernel's warp
+# reads 32 consecutive floats. (3) The register-tiled kernel has 77% of its threads computing and
+# loads one new plane per step; what still keeps it from the copy is that each thread has a single
+# load in flight per plane and waits at two barriers per plane (too few bytes in flight for the
+# memory, by Little's law), plus the halo: 1.39 loads per point in PMPP's count. Loading four planes
+# ahead (the reference) is only 7–8% faster, so wider plane tiles (32 × 32 cut the halo's extra
+# loads in a plane from 31% to 14%) and longer slabs are the next things to try.
 
 # %% [markdown]
 # Questions to answer for yourself (not graded):
@@ -760,8 +777,8 @@ except ag.timing.NeedsGPU as why:
 #   `reference_coarsened`) issues each thread's loads four planes ahead for that reason.
 #   Temporal blocking (several time steps of the stencil per sweep, while a tile is on chip) is
 #   how stencil codes go past the one-read-one-write bound.
-# - **On AMD (HIP):** shared memory is the **LDS** (64 KB per compute unit on CDNA GPUs) and a
-#   wavefront is 64 threads: a 16 × 16 block is four wavefronts, the 8³ block eight. numba-hip
-#   keeps the same Python names (`cuda.shared.array`, `cuda.syncthreads()`). The caches differ
-#   (MI300X parts add a 256 MB Infinity Cache behind the L2), so measure before you trust the
-#   basic kernel's ranking there too.
+# - **On AMD (HIP):** shared memory is the **LDS** (64 KB per compute unit on the MI200 and MI300
+#   series) and a wavefront is 64 threads on these data-centre (CDNA) GPUs: a 16 × 16 block is four
+#   wavefronts, the 8³ block eight. numba-hip keeps the same Python names (`cuda.shared.array`,
+#   `cuda.syncthreads()`). The caches differ (MI300X parts add a 256 MB Infinity Cache behind the
+#   L2), so measure before you trust the basic kernel's ranking there too.

@@ -8,8 +8,8 @@
 #   operation** (`cuda.atomic.add`): a byte histogram with one thread per byte.
 # - Write a **privatized** histogram: every block counts into its own copy in shared memory and
 #   merges it into the global one at the end, with each thread looping over many bytes
-#   (**coarsening**), laid out so that the loads coalesce. On the course's H200 its version reads
-#   bytes **15× faster than `cupy.bincount`** (0.19 ms against 2.96 ms for 2²⁸ bytes).
+#   (**coarsening**), laid out so that the loads coalesce. On the course's H200 its version counts
+#   uniform bytes **15.6× faster than `cupy.bincount`** (0.190 ms against 2.96 ms for 2²⁸ bytes).
 # - Write the **aggregating** version for **skewed data** (a scanned page is 90% white): one
 #   atomic per run of equal bytes; predict, before measuring, which of three ceilings limits a
 #   histogram (memory bandwidth, atomic throughput, or the single hottest bin), and find out on
@@ -68,8 +68,7 @@ plt.show()
 # slip in between. In Numba, `cuda.atomic.add(hist, b, 1)` adds 1 to `hist[b]` atomically (and
 # returns the old value, which a histogram does not need). It works on global memory and on shared
 # memory, for 32- and 64-bit integers and floats. The hardware performs the operation close to the
-# memory (global atomics in the L2 cache, shared-memory atomics in the SM), so no other thread's
-# update of that address can come between the read and the write.
+# memory: global atomics in the L2 cache, shared-memory atomics in the SM.
 #
 # Atomics are correct, but not free. Updates to **one address** happen one after another: each
 # waits for the previous one to finish. Updates to different addresses proceed in parallel. So a
@@ -135,8 +134,9 @@ for kind in ch09.KINDS:
 
 # %% [markdown]
 # The loop is often slower on the page than on uniform bytes, on a CPU too: when consecutive
-# bytes hit the same bin, each increment must wait for the previous one's result. Contention is
-# not only a GPU matter.
+# bytes hit the same bin, each increment must wait for the previous one's result. On the host of
+# the course's H200 it took 674 ms for 2²⁸ bytes of a page against 127 ms for 2²⁸ uniform bytes
+# (`docs/benchmarks.md`). Contention is not only a GPU matter.
 #
 # ## Exercise 9.1 · Global atomics, one thread per byte (3 points)
 #
@@ -153,10 +153,10 @@ for kind in ch09.KINDS:
 # tolerance). Inputs: 1501 bytes of text, 1002 bytes of the image, a single byte; the hidden tests
 # add a scanned page, uniform bytes and random sizes (small, because CPU mode simulates every
 # thread; on a GPU the first case has 10 million bytes). In CPU mode the course also watches every
-# access to `hist` during the launch: two threads of different blocks touching one bin, one of them
-# with a plain read or write, stop the launch with a `GlobalMemoryRace` that names both threads and
-# lines, every time. When a histogram is wrong, the verdict adds up the bins and says what that
-# usually means.
+# access to `hist` during the launch: two threads touching one bin with nothing ordering them
+# (threads of different blocks never are), one of them with a plain read or write, stop the launch
+# with a `GlobalMemoryRace` that names both threads and lines, every time. When a histogram is
+# wrong, the verdict adds up the bins and says what that usually means.
 
 # %% nbgrader={"grade": false, "grade_id": "histogram_global_solution", "locked": false, "schema_version": 3, "solution": true, "task": false}
 @cuda.jit
@@ -213,8 +213,8 @@ except ag.CheckFailed as failure:
     print("the course's check:\n" + str(failure))
 
 # %% [markdown]
-# On a GPU the direct launch loses most of the page's counts: thousands of threads read, add and
-# write bin 255 at once, and most of their writes overwrite one another. In CPU mode the
+# On a GPU the direct launch should lose most of the page's counts: thousands of threads read,
+# add and write bin 255 at once, and most of their writes overwrite one another. In CPU mode the
 # simulator runs threads one Python step at a time and switches between them rarely, so the same
 # launch usually gets every count right: **a race that does not show is still a race**. That is
 # why the course's check does not trust the totals: it records every access to `hist` and stops at
@@ -223,7 +223,7 @@ except ag.CheckFailed as failure:
 #
 # ## Measure it (on a GPU)
 #
-# On a GPU the next cell times your kernel on 2²⁸ bytes (256 MB) of uniform values and of a
+# On a GPU the next cell times your kernel on 2²⁸ bytes (256 MiB) of uniform values and of a
 # scanned page, next to CuPy's `bincount` (if CuPy is installed) and a device-to-device copy of
 # the same number of bytes, the practical bandwidth ceiling. In CPU mode it says why it cannot.
 
@@ -240,9 +240,10 @@ try:
     print(f"copy ceiling: {ceiling.gbps:.0f} GB/s ({ceiling.label})")
 except ag.timing.NeedsGPU as why:
     print(why)
-    print("\nOn the course's H200 (one run, uniform bytes), cupy.bincount, built on one global"
-          " atomic per element as your kernel is, reached about 92 GB/s: 2% of the 4,100 GB/s"
-          " copy ceiling.")
+    print("\nOn the course's H200 (one run, 2^28 uniform bytes), cupy.bincount, built on one"
+          " global atomic per element as your kernel is, took 2.96 ms (about 91 GB/s): 2% of the"
+          " 3,900 GB/s of a device-to-device copy of the same bytes (0.068 ms). On a scanned page"
+          " it took 5.60 ms.")
 
 # %% [markdown]
 # A byte histogram reads each byte once and does almost no arithmetic: if memory were the limit,
@@ -254,9 +255,9 @@ except ag.timing.NeedsGPU as why:
 #
 # The fix is to give the updates more places to go (PMPP §9.4). Each block keeps a **private**
 # copy of the 256 bins in **shared memory** and counts its bytes there: contention is now only
-# among the threads of one block, and a shared-memory atomic is handled in the SM, a few cycles
-# away, instead of in the L2 cache, hundreds of cycles away. At the end each block adds its 256
-# counts into the global histogram: 256 global atomics per block instead of one per byte.
+# among the threads of one block, and a shared-memory atomic is handled in the SM, some tens of
+# cycles away, instead of in the L2 cache, hundreds of cycles away. At the end each block adds its
+# 256 counts into the global histogram: 256 global atomics per block instead of one per byte.
 #
 # A block does three things, with a barrier between each two:
 #
@@ -372,11 +373,11 @@ ag.problems.ch09.histogram_private.check_speed(histogram_private_kernel)
 #
 # Privatization spreads the updates over many copies, but within a block, the updates of a hot bin
 # still queue: on the page, nearly every thread of every warp adds to bin 255 at the same moment,
-# and those updates are served one at a time. PMPP §9.6 adds **aggregation**: each thread keeps
-# the bin it is counting (`previous`) and how many bytes in a row fell in it (`run`). While its next
-# byte falls in the same bin it only increments `run`, a register; when the bin changes it makes
-# **one** atomic, `cuda.atomic.add(bins, previous, run)`, and starts a new run. When the loop
-# ends, the last run is still in the registers: flush it too.
+# and in PMPP's account those updates are served one at a time. PMPP §9.6 adds **aggregation**:
+# each thread keeps the bin it is counting (`previous`) and how many bytes in a row fell in it
+# (`run`). While its next byte falls in the same bin it only increments `run`, a register; when
+# the bin changes it makes **one** atomic, `cuda.atomic.add(bins, previous, run)`, and starts a
+# new run. When the loop ends, the last run is still in the registers: flush it too.
 #
 # The runs are runs *in the sequence of bytes a thread visits* (`i`, `i + stride`, …). On the page
 # most of them are 255 whatever the stride, so runs are long and the number of atomics drops
@@ -384,10 +385,12 @@ ag.problems.ch09.histogram_private.check_speed(histogram_private_kernel)
 # comparison per byte.
 #
 # **Whether it pays depends on the GPU.** PMPP's argument assumes that atomics on one address are
-# slow. On the course's H200 they were not the limit: on the scanned page the privatized kernel of
-# 9.2 took 0.194 ms for 2²⁸ bytes (no slower than on uniform bytes) and the course's aggregating
-# kernel 0.893 ms, because the compare and the branch it adds to every byte cost more than the
-# atomics it saves (`docs/benchmarks.md`). Measure both on your GPU below; the speed test asks
+# slow. On the course's H200 they were not the limit: on a scanned page of 2²⁸ − 1 bytes the
+# course's privatized kernel (9.2's reference) took 0.194 ms, no slower than the 0.190 ms it took
+# on uniform bytes, and the course's aggregating kernel took 0.893 ms, 4.6× slower: the compare
+# and the branch it adds to every byte cost more than the atomics it saves (`docs/benchmarks.md`;
+# the privatized reference also keeps four loads in flight per thread, the aggregating one reads
+# one byte per step of its loop). Measure both on your GPU below; the speed test asks
 # your aggregating kernel for 60% of the course's aggregating kernel, not for a win over 9.2.
 #
 # ## Exercise 9.3 · Aggregating runs (3 points + 2 for speed)
@@ -480,8 +483,9 @@ ag.problems.ch09.histogram_aggregate.check_speed(histogram_aggregate_kernel)
 # time ≥ max(n / bandwidth,  n / atomic_rate,  hot_fraction · n / (copies · address_rate))
 # ```
 #
-# Use these figures for an H200-like device. They are **round numbers of the right order, chosen
-# for this exercise**; the measurement afterwards tells you how good they are.
+# Use these figures for an H200-like device. They are **round numbers chosen for this exercise,
+# not measurements** (the bandwidth is the H200's advertised 4.8 TB/s); comparing the bounds they
+# give with measured times, afterwards, tells you how good they are.
 #
 # | | bandwidth | atomic_rate (all bins) | address_rate (one bin) | copies |
 # |---|---|---|---|---|
@@ -584,7 +588,7 @@ except ag.timing.NeedsGPU as why:
 # *Model answer (in the solutions only), with the course's H200 figures (2²⁸ bytes).* Global
 # atomics: the model binds on the atomic rate for uniform bytes (2.7 ms) and on the hottest bin
 # for the page (0.48 s). `cupy.bincount`, one global atomic per byte like 9.1, took 2.96 ms on
-# uniform bytes, within 10% of its bound, but only 5.60 ms on the page: 86× faster than the
+# uniform bytes, 10% above its bound, but only 5.60 ms on the page: 86× faster than the
 # hot-bin bound, so the model's rate for one global address (5 × 10⁸ per second) is far too low
 # on this GPU; the L2 serves repeated atomics on one address much faster, at least 0.9 · 2²⁸ /
 # 5.6 ms ≈ 4 × 10¹⁰ per second. Privatized: the model binds on the shared atomic rate for uniform
@@ -596,22 +600,24 @@ except ag.timing.NeedsGPU as why:
 # are equal), at 1.4 TB/s, a third of the copy. Aggregation (9.3) confirms it: it removes
 # atomics that were not the bottleneck and adds a compare and a branch per byte, and took
 # 0.893 ms on the page, 4.6× slower than plain privatization. I would raise both address rates
-# (global by about 100×, shared by at least 20%), and add a per-byte instruction cost to the model.
+# (global by at least 86×, about two orders of magnitude; shared by at least 18%), and add a
+# per-byte instruction cost to the model.
 
 # %% [markdown]
 # Questions to answer for yourself (not graded):
-# 1. Each block of the privatized kernel merges 256 bins with global atomics. With 1056 blocks,
-#    how many global atomics is that, and how many updates does each global bin receive? Compare
-#    with 9.1's one atomic per byte.
+# 1. Each block of the privatized kernel merges up to 256 bins with global atomics. With 1056
+#    blocks, how many global atomics is that, and how many updates does each global bin receive?
+#    Compare with 9.1's one atomic per byte.
 # 2. A histogram with 65,536 bins (16-bit values) needs 256 KB per private copy: more than an SM's
 #    shared memory. What would you do? (Think of private copies in global memory shared by several
 #    blocks, or of keeping only the hot bins in shared memory.)
-# 3. Aggregation helps when a thread sees runs. With contiguous partitioning a thread sees the
-#    runs that are in the data itself (a row of white paper), with interleaved partitioning only
-#    those that the value distribution makes likely. Which loads coalesce, and which data would
-#    make you choose differently?
+# 3. Aggregation can only save atomics when a thread sees runs. With contiguous partitioning a
+#    thread sees the runs that are in the data itself (a row of white paper), with interleaved
+#    partitioning only those that the value distribution makes likely. Which loads coalesce, and
+#    which data would make you choose differently?
 # 4. How would the model's third term change for the aggregated kernel, if a thread's average run
-#    on the page is 10 bytes?
+#    on the page is 10 bytes? Would the model then predict 9.3 to beat 9.2 on the page, and what
+#    does the H200's 0.893 ms against 0.194 ms say is missing from it?
 #
 # ## Going further
 # - PMPP ch. 9: §9.1 (background: histograms), §9.2 (atomic operations and a basic histogram
@@ -620,9 +626,12 @@ except ag.timing.NeedsGPU as why:
 #   ch. 6 explains coalescing.
 # - GPU MODE lecture 8 (CUDA performance checklist) and lecture 9 (reductions).
 # - Warp-aggregated atomics: a warp can find its lanes that share a bin (`cuda.match_any_sync`)
-#   and let one lane add for all of them; CUB's `DeviceHistogram` combines privatization with such
-#   tricks (it is what a library call would use in CUDA C++).
+#   and let one lane add for all of them. Like 9.3, this adds instructions to every byte to save
+#   atomics: measure it against plain privatization before keeping it. CUB's `DeviceHistogram`
+#   (what a library call would use in CUDA C++) privatizes in shared or global memory and can
+#   compress each thread's runs of equal samples before counting them, PMPP's aggregation.
 # - **On AMD (HIP):** shared memory is the **LDS**, which has its own atomic units, so
-#   privatization helps there too; a wavefront has 64 lanes, so up to 64 updates of a hot bin
-#   arrive in one instruction, and aggregation matters at least as much. numba-hip keeps the same
-#   `cuda.atomic.add` and `cuda.shared.array` names.
+#   privatization helps there too. On AMD's data-centre GPUs a wavefront has 64 lanes, so up to 64
+#   updates of a hot bin arrive in one instruction; whether aggregation pays there is, as on the
+#   H200, a question for measurement. numba-hip keeps the same `cuda.atomic.add` and
+#   `cuda.shared.array` names.
