@@ -349,17 +349,20 @@ def reference_blur():
 
 
 class _ByRadius:
-    """A launchable that compiles one kernel per radius (the radius a compile-time constant)."""
+    """A launchable that compiles one kernel per radius (the radius a compile-time constant).
+    ``grid(image_shape) -> (blocks, threads)``, if given, replaces the launch's own shape (for
+    kernels where a thread handles several pixels)."""
 
-    def __init__(self, make):
-        self.make, self.kernels = make, {}
+    def __init__(self, make, grid=None):
+        self.make, self.grid, self.kernels = make, grid, {}
 
     def __getitem__(self, config):
         def launch(image, out, radius):
             radius = int(radius)
             if radius not in self.kernels:
                 self.kernels[radius] = self.make(radius)
-            self.kernels[radius][config](image, out, radius)
+            shape = self.grid(image.shape) if self.grid else config
+            self.kernels[radius][shape](image, out, radius)
         return launch
 
 
@@ -437,17 +440,10 @@ def blur_sliding_rows(rows: int = 8):
                         out[row, col] = total / float32((r1 - r0) * (c1 - c0))
         return blur_sliding
 
-    class Launch(_ByRadius):
-        def __getitem__(self, config):
-            def launch(image, out, radius):
-                radius = int(radius)
-                if radius not in self.kernels:
-                    self.kernels[radius] = self.make(radius)
-                h, w = image.shape
-                grid = ((w + 31) // 32, ((h + rows - 1) // rows + 7) // 8)
-                self.kernels[radius][grid, (32, 8)](image, out, radius)
-            return launch
-    return _compiled(f"blur_sliding_{rows}", lambda: Launch(make))
+    def grid(shape):     # 32 × 8 threads, each `rows` pixels down a column
+        h, w = shape
+        return ((w + 31) // 32, ((h + rows - 1) // rows + 7) // 8), (32, 8)
+    return _compiled(f"blur_sliding_{rows}", lambda: _ByRadius(make, grid))
 
 
 blur = Problem(
