@@ -582,9 +582,11 @@ histogram_private = _histogram(
                     hidden_random=(3, 100_000, 30_000_000), speed=1 << 28),
     reference=reference_private,
     # 2^28 uniform bytes. On the H200 (docs/benchmarks.md) the reference took 0.190 ms (15.6×
-    # cupy.bincount) and the serial baseline 127 ms; the solution notebook passed this bar there
-    # (its nbgrader autograde on the GPU is still to be run).
-    speed=SpeedBar(min_fraction_of_reference=0.6, baseline="serial", min_speedup=20.0),
+    # cupy.bincount). The plain solution (one load per loop step, no loads in flight) reached 59%
+    # of it in nbgrader autograde (timed calls 0.29-0.44 ms, median 0.324 ms): below a 0.6 bar, so
+    # the bar is 0.4, which a plain privatized kernel clears and global atomics (9.1, about 7%) do
+    # not.
+    speed=SpeedBar(min_fraction_of_reference=0.4, baseline="serial", min_speedup=20.0),
 )
 
 
