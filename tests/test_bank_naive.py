@@ -1,8 +1,14 @@
 """Is the submission bank honest? Every exploit really beats the naive check it names (no
-strawmen), every correct entry passes the course's own check, every plain bug fails it.
+strawmen), the naive allclose harness passes correct code, plain bugs fail the in-notebook check.
 
 Each run executes SETUP + the entry + a naive check in a fresh IPython shell in a subprocess (see
 tests/bank/naive.py), in CPU mode here; the GPU-only entries run on an NVIDIA GPU only.
+
+CI time: every entry's *grade* is asserted by tests/test_bank.py (real nbgrader autograde, judge
+and sandbox: ok entries full marks, wrong and exploit entries none). Here only what that cannot
+show runs for every entry (each exploit beats its naive check); the harness soundness (an ok entry
+passes allclose) and the in-notebook check failing a bug with a traceback run for one entry per
+exercise, which is what they are about.
 """
 
 from __future__ import annotations
@@ -22,6 +28,20 @@ EXPLOITS = [e for e in CPU_ENTRIES if e.kind == "exploit"]
 WRONG_BEATING = [e for e in CPU_ENTRIES if e.kind == "wrong" and e.naive != "none"]
 OKS = [e for e in CPU_ENTRIES if e.kind == "ok"]
 WRONGS = [e for e in CPU_ENTRIES if e.kind == "wrong"]
+
+
+def _first_per_exercise(entries, exercises=None):
+    """One entry per exercise (the first by name): enough to show a harness or check is sound."""
+    chosen = {}
+    for e in sorted(entries, key=lambda e: e.id):
+        if exercises is None or e.exercise in exercises:
+            chosen.setdefault(e.exercise, e)
+    return list(chosen.values())
+
+
+# An ok entry through the allclose harness, for the exercises where something claims to beat it.
+OKS_ALLCLOSE = _first_per_exercise(OKS, {e.exercise for e in CPU_ENTRIES if e.naive == "allclose"})
+WRONGS_IN_NOTEBOOK = _first_per_exercise(WRONGS)
 GPU_ONLY = [e for e in ENTRIES if e.gpu_only]
 
 
@@ -134,27 +154,19 @@ def test_entry_beats_its_naive_check(entry):
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("entry", OKS, ids=_ids(OKS))
-def test_ok_entry_passes_course_check(entry):
-    """Does every correct entry pass the course's own check (visible and hidden)?"""
-    result = run_naive_detail(entry, "course")
-    _record("ok passes course", entry, result.scored, str(result))
-    assert result.scored, f"{result}\n{result.output}\n{result.stderr}"
-
-
-@pytest.mark.slow
-@pytest.mark.parametrize("entry", OKS, ids=_ids(OKS))
+@pytest.mark.parametrize("entry", OKS_ALLCLOSE, ids=_ids(OKS_ALLCLOSE))
 def test_ok_entry_passes_allclose_check(entry):
-    """Does every correct entry pass the naive allclose harness too (the harness is sound)?"""
+    """Does a correct entry pass the naive allclose harness too (the harness is sound)?"""
     result = run_naive_detail(entry, "allclose")
     _record("ok passes allclose", entry, result.scored, str(result))
     assert result.scored, f"{result}\n{result.output}\n{result.stderr}"
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("entry", WRONGS, ids=_ids(WRONGS))
+@pytest.mark.parametrize("entry", WRONGS_IN_NOTEBOOK, ids=_ids(WRONGS_IN_NOTEBOOK))
 def test_wrong_entry_fails_course_check(entry):
-    """Does every plain bug fail the course's own check, because the check raised?"""
+    """Does a plain bug fail the course's own in-notebook check, because the check raised (with
+    a traceback the learner sees)? Every wrong entry's zero grade is tests/test_bank.py's."""
     result = run_naive_detail(entry, "course")
     expected = result.solution_ok and not result.scored and not result.check_success
     _record("wrong fails course", entry, expected, str(result))
