@@ -5,10 +5,16 @@ constructor once, so each launch's module gets the course's extensions: function
 :func:`extension` that receive the fake module and may add attributes (warp
 intrinsics build on the same hook; :mod:`autograder.races` records shared-memory accesses through it
 and stops a launch with a race).
+
+The warp size is a parameter (32 by default; 64 stands for an AMD wavefront): ``cuda.warpsize``,
+``cuda.laneid``, the grouping of threads into warps, the width of warp masks and every warp
+intrinsic of :mod:`autograder.warp` follow it. ``with warp_size_as(64):`` runs the launches inside
+it at another warp size, for checks that try a kernel at 32 and at 64.
 """
 
 from __future__ import annotations
 
+import contextlib
 from typing import Callable
 
 _extensions: list[Callable[[object], None]] = []
@@ -25,8 +31,25 @@ def warp_size() -> int:
     return _state["warp_size"]
 
 
+def _valid(size: int) -> int:
+    size = int(size)
+    if size < 1 or size > 64 or size & (size - 1):
+        raise ValueError(f"the warp size must be a power of two from 1 to 64, not {size}")
+    return size
+
+
+@contextlib.contextmanager
+def warp_size_as(size: int):
+    """Run the simulated launches inside the block at warp size ``size``, then restore it."""
+    previous, _state["warp_size"] = _state["warp_size"], _valid(size)
+    try:
+        yield size
+    finally:
+        _state["warp_size"] = previous
+
+
 def install(warp_size: int = 32) -> None:
-    _state["warp_size"] = warp_size
+    _state["warp_size"] = _valid(warp_size)
     if _state["installed"]:
         return
     from numba.cuda.simulator import kernelapi, kernel
@@ -44,5 +67,6 @@ def install(warp_size: int = 32) -> None:
     kernelapi.FakeCUDAModule.warpsize = property(lambda self: _state["warp_size"])
     kernel.FakeCUDAModule = kernelapi.FakeCUDAModule
     _state["installed"] = True
-    from . import races
+    from . import races, warp
     races.install()
+    warp.install()

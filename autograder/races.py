@@ -12,6 +12,12 @@ element and the two lines.
 Atomic operations (``cuda.atomic.*``) on shared memory do not race with each other, but do with a
 plain read or write of the same element in the same interval.
 
+Within one barrier interval, lanes of one warp are also ordered by the warp intrinsics they take
+part in together (``cuda.syncwarp()``, a shuffle, a vote), as on Volta and later: each access
+carries its lane's vector clock entry (:mod:`autograder.warp`), and an access that another lane's
+clock has already passed happened before that lane's. So a warp-synchronous stage whose steps are
+separated by ``cuda.syncwarp()`` is accepted, and the same stage without it is a race.
+
 Global memory, for the outputs of problems that ask for it (``Problem(race_check_outputs=True)``,
 e.g. a histogram): :func:`track_outputs` wraps the output arrays so that every plain and atomic
 access is recorded for the whole launch. Threads of *different* blocks are never ordered within a
@@ -60,6 +66,7 @@ class Access:
 
 
 _local = threading.local()      # per simulated thread: inside an atomic operation?
+_warp = None                    # autograder.warp, once CPU mode installs it
 _state: dict = {"recording": None, "installed": False, "launches": 0}
 
 
@@ -125,6 +132,7 @@ class _Tracker:
             return
         tid, bid = tuple(tid), tuple(thread.blockIdx)
         interval = getattr(thread, "_aag_interval", 0)
+        me = _clock(thread)
         if getattr(_local, "atomic", False):
             kind, line = "atomic", _local.line
         elements = np.atleast_1d(self.flat[key]).reshape(-1)
@@ -136,27 +144,56 @@ class _Tracker:
                 log.append(Access(bid, tid, interval, self.name, self._element(flat), kind,
                                   line, self.space, self.shape))
             if check:
-                self._check(seen, flat, bid, tid, interval, kind, line)
+                self._check(seen, flat, bid, tid, interval, kind, line, me)
 
     def _element(self, flat: int) -> tuple[int, ...]:
         return tuple(int(i) for i in np.unravel_index(flat, self.shape)) if self.shape else ()
 
-    def _check(self, seen, flat, bid, tid, interval, kind, line) -> None:
-        # (interval, flat index) -> kind -> {thread: line}
+    def _check(self, seen, flat, bid, tid, interval, kind, line, me) -> None:
+        # (interval, flat index) -> kind -> {thread: (line, stamp)}; a thread's entry is replaced
+        # when a warp intrinsic has advanced its clock since (its latest access is the one that
+        # matters to lanes that synchronised with it)
         entry = seen.setdefault((interval, flat), {})
-        entry.setdefault(kind, {}).setdefault(tid, line)                       # publish
+        mine = entry.setdefault(kind, {})
+        stamp = me[0]
+        old = mine.get(tid)
+        if old is None or old[1] != stamp:
+            mine[tid] = (line, stamp)                                          # publish
         for other_kind in _CLASHES[kind]:
-            for other, other_line in list(entry.get(other_kind, {}).items()):   # then check
-                if other != tid:
+            for other, (other_line, other_stamp) in list(entry.get(other_kind, {}).items()):
+                if other != tid and not _before(other_stamp, me):               # then check
                     raise SharedMemoryRace(self._message(bid, flat, tid, kind, line, other,
-                                                         other_kind, other_line))
+                                                         other_kind, other_line, other_stamp,
+                                                         stamp))
 
-    def _message(self, bid, flat, tid, kind, line, other, other_kind, other_line) -> str:
+    def _message(self, bid, flat, tid, kind, line, other, other_kind, other_line,
+                 other_stamp=None, stamp=None) -> str:
         where = ", ".join(map(str, self._element(flat)))
         return (f"shared-memory race on `{self.name}`[{where}] in block {_dim(bid)}: thread "
                 f"{_dim(other)} {_VERB[other_kind]} it ({_show(other_line)}) and thread "
                 f"{_dim(tid)} {_VERB[kind]} it ({_show(line)}) with no cuda.syncthreads() "
-                "between them")
+                f"between them{_same_warp(other_stamp, stamp)}")
+
+
+def _clock(thread):
+    """(stamp, (warp, clock)) of a simulated thread: its stamp (warp, lane, own clock entry) marks
+    its accesses; its warp and vector clock say which other lanes' accesses happened before."""
+    warp, lane, clock = _warp.vector_clock(thread) if _warp is not None else (0, 0, None)
+    return ((warp, lane, clock[lane] if clock else 0), (warp, clock))
+
+
+def _before(other_stamp, me) -> bool:
+    """Whether the access stamped ``other_stamp`` happened before this thread's current access,
+    through warp intrinsics they both took part in after it (same barrier interval)."""
+    warp, clock = me[1]
+    return clock is not None and other_stamp[0] == warp and clock[other_stamp[1]] > other_stamp[2]
+
+
+def _same_warp(other_stamp, stamp) -> str:
+    if other_stamp is None or stamp is None or other_stamp[0] != stamp[0]:
+        return ""
+    return (" (both are lanes of one warp: a cuda.syncwarp() that both take part in would order "
+            "them too)")
 
 
 def _dim(t) -> str:
@@ -175,18 +212,22 @@ class _GlobalTracker(_Tracker):
     def _scope(self, bid):
         return _state["launches"]
 
-    def _check(self, seen, flat, bid, tid, interval, kind, line) -> None:
-        # flat index -> (kind, block, interval) -> {thread: line}. Two threads per group are
-        # enough to tell "another thread" apart from this one, and keep a hot bin's record small.
+    def _check(self, seen, flat, bid, tid, interval, kind, line, me) -> None:
+        # flat index -> (kind, block, interval) -> {thread: (line, stamp)}. Two threads per group
+        # are enough to tell "another thread" apart from this one, and keep a hot bin's record
+        # small.
         entry = seen.setdefault(flat, {})
         group = entry.setdefault((kind, bid, interval), {})
-        if len(group) < 2:
-            group.setdefault(tid, line)                                        # publish
+        if len(group) < 2 or tid in group:
+            old = group.get(tid)
+            if old is None or old[1] != me[0]:
+                group[tid] = (line, me[0])                                     # publish
         for (other_kind, obid, ointerval), threads in list(entry.items()):      # then check
             if other_kind not in _CLASHES[kind]:
                 continue
-            for other, other_line in list(threads.items()):
-                if obid != bid or (ointerval == interval and other != tid):
+            for other, (other_line, other_stamp) in list(threads.items()):
+                if obid != bid or (ointerval == interval and other != tid
+                                   and not _before(other_stamp, me)):
                     raise GlobalMemoryRace(self._message(
                         flat, (bid, tid, kind, line), (obid, other, other_kind, other_line)))
 
@@ -351,4 +392,7 @@ def install() -> None:
         self._aag_interval = getattr(self, "_aag_interval", 0) + 1
     kernel.BlockThread.syncthreads = syncthreads
     cpu_mode.extension(_extend)
+    global _warp
+    from . import warp as _warp_module
+    _warp = _warp_module
     _state["installed"] = True
