@@ -25,11 +25,13 @@ except Exception as _exc:  # a bad AAG_BACKEND, a missing GPU that was asked for
     backend, backend_error = None, _exc
 
 if backend is not None:
-    from . import experiments, problems, timing  # noqa: E402,F401
+    from . import experiments, problems, timing, visual  # noqa: E402,F401
     from .checks import CheckFailed  # noqa: E402,F401
     from .notebook import banner, run_isolated, setup_notebook  # noqa: E402,F401
+    from .hints import hint  # noqa: E402,F401
+    from .explain import install as explain_errors  # noqa: E402,F401
 
     setup_notebook()
 
-__all__ = ["backend", "backend_error", "banner", "experiments", "problems", "timing",
-           "CheckFailed", "run_isolated", "setup_notebook"]
+__all__ = ["backend", "backend_error", "banner", "experiments", "problems", "timing", "visual",
+           "CheckFailed", "run_isolated", "setup_notebook", "hint", "explain_errors"]

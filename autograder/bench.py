@@ -249,24 +249,29 @@ def main(argv=None) -> int:
     print(json.dumps(facts, indent=1))
     payload = dict(facts)
     tables = []
-    if args.only is None or "vector_add" in args.only:
+    from .progress import Progress
+    todo = [p for p in ALL.values() if p.reference and p.gpu_sizes.speed
+            and (args.only is None or p.name in args.only)]
+    launch_study = args.only is None or "vector_add" in args.only
+    bar = Progress(len(todo) + launch_study, "aag bench")
+    if launch_study:
+        bar.begin("vector add: launch shapes and copies")
         result = bench_vector_add(args.n, args.repeats)
         tables.append(_fmt_table(result))
-        print(tables[-1], flush=True)
+        bar.write(tables[-1])
         payload["vector_add"] = {
             "n": result["n"], "ceiling": _stats_dict(result["ceiling"]),
             "gpu": [_stats_dict(s) for s in result["gpu"]],
             "cpu": [_stats_dict(s) for s in result["cpu"]]}
     rows = []
-    for problem in ALL.values():
-        wanted = args.only is None or problem.name in args.only
-        if not (problem.reference and problem.gpu_sizes.speed and wanted):
-            continue
+    for problem in todo:
+        bar.begin(problem.name)
         try:
             rows.append(bench_problem(problem, repeats=min(args.repeats, 30)))
         except Exception as exc:   # one broken reference must not hide the others' numbers
             rows.append({"problem": problem.name, "error": f"{type(exc).__name__}: {exc}"})
-        print(json.dumps(rows[-1]), flush=True)
+        bar.write(json.dumps(rows[-1]))
+    bar.close()
     good = [r for r in rows if "error" not in r]
     if good:
         tables.append("Course reference kernels at their speed-test sizes, timed as the speed "
@@ -308,17 +313,21 @@ def calibrate(argv=None) -> int:
     args = parser.parse_args(argv)
     from .problems import ALL
     bars = {}
+    from .progress import Progress
+    progress = Progress(sum(bool(p.speed) for p in ALL.values()), "aag calibrate")
     for problem in ALL.values():
         if not problem.speed:
             continue
+        progress.begin(problem.name)
         row = bench_problem(problem)
         label = problem.baselines[problem.speed.baseline].label
         speedup = row["cpu"][label] / row["reference_ms"]
         bars[problem.name] = {"min_fraction_of_reference": problem.speed.min_fraction_of_reference,
                               "baseline": problem.speed.baseline,
                               "min_speedup": round(speedup * args.margin, 1)}
-        print(f"{problem.name}: reference is {speedup:.1f}× {label} here -> bar "
-              f"{bars[problem.name]['min_speedup']}×")
+        progress.write(f"{problem.name}: reference is {speedup:.1f}× {label} here -> bar "
+                       f"{bars[problem.name]['min_speedup']}×")
+    progress.close()
     with open(args.out, "w") as f:
         json.dump(bars, f, indent=1)
     print(f"wrote {args.out}; point the grader at it with AAG_SPEED_BARS={os.path.abspath(args.out)}")

@@ -111,6 +111,10 @@ def describe_exception(error: str, kind: str | None) -> str:
                 "context is now unusable: restart the Python kernel before running more GPU code.")
     if "NotImplementedError" in error:
         return "replace `raise NotImplementedError()` in the exercise cell with your code."
+    from .explain import explain_text
+    plain = explain_text(error)
+    if plain:
+        return plain
     if "TypingError" in error or "NumbaError" in error:
         return "Numba could not compile the kernel: read the first lines of the error above."
     if kind == "crash":

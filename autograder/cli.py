@@ -18,6 +18,7 @@ import argparse
 import importlib
 import importlib.util
 import os
+import shutil
 import sys
 from pathlib import Path
 from typing import Callable, Sequence
@@ -73,6 +74,59 @@ def cmd_grade(argv: Sequence[str]) -> int:
     return _delegate("judge", argv)
 
 
+def _debian_root() -> str | None:
+    """Why ``aag test`` may not install Debian packages here, or None when it may (root on Debian:
+    CI, containers)."""
+    if not sys.platform.startswith("linux"):
+        return f"this is {sys.platform}, not Debian"
+    try:
+        release = {key: value.strip('"') for key, _, value in (
+            line.partition("=") for line in Path("/etc/os-release").read_text().splitlines())}
+    except OSError:
+        release = {}
+    if release.get("ID") != "debian":
+        return f"this is {release.get('PRETTY_NAME', 'an unknown Linux')}, not Debian"
+    if os.geteuid() != 0:
+        return "installing Debian packages needs root (sudo apt-get install chromium)"
+    if not shutil.which("apt-get"):
+        return "apt-get is missing"
+    return None
+
+
+def _prepare_browser_test(paths: Sequence[str]) -> None:
+    """tests/test_browser.py drives Debian's Chromium through Playwright (a dev extra, so already
+    installed). Install Chromium when this run includes that test and it is missing, where that
+    is possible (root on Debian, as in CI); elsewhere the test skips and says why, or fails under
+    AAG_BROWSER_TEST=require. AAG_BROWSER_TEST=off skips it and installs nothing."""
+    import subprocess
+
+    if os.environ.get("AAG_BROWSER_TEST", "").strip().lower() == "off":
+        return
+    if os.environ.get("PYTEST_CURRENT_TEST"):                   # never from inside a test
+        return
+    if paths and not any(Path(p.split("::")[0]).name in ("tests", "test_browser.py") for p in paths):
+        return
+    if os.environ.get("AAG_CHROMIUM") or shutil.which("chromium") or shutil.which("chromium-browser"):
+        return
+    why_not = _debian_root()
+    if why_not:
+        print(f"aag test: no Chromium for the browser test, and {why_not}: it will skip "
+              f"(tests/test_browser.py says how to run it)", flush=True)
+        return
+    print("aag test: installing Debian's chromium for the browser test (apt-get, about 30 s)",
+          flush=True)
+    env = {**os.environ, "DEBIAN_FRONTEND": "noninteractive"}
+    install = ["apt-get", "install", "-y", "-qq", "--no-install-recommends", "chromium",
+               "fonts-liberation"]
+    quiet = {"env": env, "stdout": subprocess.DEVNULL}
+    if subprocess.run(install, **quiet).returncode != 0:
+        # A fresh container has no package lists yet.
+        subprocess.run(["apt-get", "update", "-qq"], **quiet)
+        if subprocess.run(install, **quiet).returncode != 0:
+            print("aag test: apt-get install chromium failed (see above); the browser test will "
+                  "say so", file=sys.stderr, flush=True)
+
+
 def cmd_test(argv: Sequence[str]) -> int:
     import subprocess
 
@@ -90,8 +144,10 @@ def cmd_test(argv: Sequence[str]) -> int:
     if not any(a == "-n" or a.startswith(("-n", "--numprocesses")) for a in args):
         args = ["-n", str(_cores()), *args]
     # Test paths given by the caller replace the default suite.
-    if not any(not a.startswith("-") and (root / a.split("::")[0]).exists() for a in argv):
+    paths = [a for a in argv if not a.startswith("-") and (root / a.split("::")[0]).exists()]
+    if not paths:
         args.append("tests")
+    _prepare_browser_test(paths)
     cmd = [sys.executable, "-m", "pytest", *args]
     print("aag test:", " ".join(cmd[1:]), flush=True)
     rc = subprocess.call(cmd, cwd=root)

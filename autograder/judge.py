@@ -301,7 +301,9 @@ def _judge_cases(student: StudentProcess, problem, call: CheckCall, settings: Se
     hidden = call.kind == "check_hidden"
     cases = _cases(problem, call, settings)
     launches, copies = [], []
+    progress = settings.progress or (lambda text: None)
     for i, case in enumerate(cases):
+        progress(f"{call.kind.replace('_', ' ')}, case {i + 1} of {len(cases)}")
         arrays, scalars = encode_scalars(case.inputs)
         name = f"inputs-{call.kind}-{i}.npz"
         np.savez(student.work / name, **arrays)
@@ -509,19 +511,17 @@ class LocalStudent:
 
 def speed_test_here(problem, submission, func_name: str = "submission") -> tuple[Verdict, dict]:
     """The speed test as the learner's notebook runs it (``Problem.check_speed`` on a GPU)."""
-    settings = Settings(speed_without_gpu="zero", progress=_progress_printer(problem.name))
+    from .progress import Progress
+    settings = Settings(speed_without_gpu="zero")
     result = CellResult(grade_id="", passed=False)
-    verdict = _judge_speed(LocalStudent(func_name, submission), problem,
-                           CheckCall(problem_path(problem), "check_speed", func_name), settings,
-                           result)
-    print("\r" + " " * 100 + "\r", end="", flush=True)
+    # _judge_speed reports 7 + speed_calls steps: inputs, 3 warm-up and speed_calls timed calls,
+    # the reference, the copy, the CPU baselines
+    with Progress(settings.speed_calls + 7, f"{problem.name} speed test") as bar:
+        settings.progress = bar.begin
+        verdict = _judge_speed(LocalStudent(func_name, submission), problem,
+                               CheckCall(problem_path(problem), "check_speed", func_name),
+                               settings, result)
     return verdict, result.details.get("speed", {})
-
-
-def _progress_printer(name: str):
-    def show(text: str) -> None:
-        print(f"\r· {name} speed test: {text}"[:100].ljust(100), end="", flush=True)
-    return show
 
 
 def problem_path(problem) -> str:
@@ -685,26 +685,30 @@ def main(argv: list[str] | None = None) -> int:
         return 2
     t0 = time.monotonic()
     results, total, earned = {}, 0.0, 0.0
+    from .progress import Progress
+    bar = Progress(len(cells), "aag grade", mode="off" if args.json else None, leave=False)
     for number, (index, grade_id, checks) in enumerate(cells, 1):
+        bar.begin(grade_id)
+        settings.progress = lambda text, g=grade_id: bar.say(f"{g}: {text}")
         points = float(nb.cells[index].metadata["nbgrader"].get("points", 0))
         if not _gpu() and all(c.kind == "check_speed" for c in checks):
             if not args.json:
-                print(f"[{number}/{len(cells)}] {grade_id} ({points:g} pt): needs a GPU to time "
-                      "anything; not counted here")
+                bar.write(f"[{number}/{len(cells)}] {grade_id} ({points:g} pt): needs a GPU to "
+                          "time anything; not counted here")
             continue
-        if not args.json:
-            print(f"[{number}/{len(cells)}] {grade_id} ({points:g} pt) ...", end=" ", flush=True)
         result = judge_exercise(cells_before(nb, index), with_hidden(checks), settings, grade_id,
                                 args.notebook.parent)
         results[grade_id] = result
         total += points
         earned += points * result.passed
         if not args.json:
-            print(f"{'✓' if result.passed else '✗'} {result.seconds:.1f} s")
-            for line in result.lines:
-                print("    " + line)
+            lines = [f"[{number}/{len(cells)}] {grade_id} ({points:g} pt) "
+                     f"{'✓' if result.passed else '✗'} {result.seconds:.1f} s"]
+            lines += ["    " + line for line in result.lines]
             if not result.passed:
-                print("    " + result.error.replace("\n", "\n    "))
+                lines.append("    " + result.error.replace("\n", "\n    "))
+            bar.write("\n".join(lines))
+    bar.close()
     if args.json:
         print(json.dumps({g: {"passed": r.passed, "verdicts": r.lines, "error": r.error}
                           for g, r in results.items()}, indent=1))

@@ -62,6 +62,8 @@ def setup_notebook() -> None:
         return
     from .checks import CheckFailed
     shell.set_custom_exc((CheckFailed,), _show_check_failure)
+    from . import explain
+    explain.install(shell)      # a plain-words line under any error of the learner's own cells
 
     def isolated(line, cell):
         """%%isolated [timeout]: run this cell in a fresh Python process."""

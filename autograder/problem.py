@@ -344,14 +344,17 @@ class Problem:
         return verdict
 
     def verdict(self, submission: Callable, cases: list[Case]) -> Verdict:
-        for i, case in enumerate(cases):
-            outcome = self.run(submission, case)
-            if outcome.printed:
-                print(_truncate(outcome.printed))
-            verdict = self.judge(case, outcome)
-            if not verdict.passed:
-                verdict.cases_run = i + 1
-                return verdict
+        from .progress import Progress
+        with Progress(len(cases), f"{self.name}: checking", delay=3.0) as bar:   # silent if quick
+            for i, case in enumerate(cases):
+                bar.begin(case.describe())
+                outcome = self.run(submission, case)
+                if outcome.printed:
+                    bar.write(_truncate(outcome.printed))
+                verdict = self.judge(case, outcome)
+                if not verdict.passed:
+                    verdict.cases_run = i + 1
+                    return verdict
         plural = "s" * (len(cases) != 1)
         return Verdict(self.name, True, message=f"{len(cases)} case{plural} ({self.sizes_text(cases)})",
                        cases_run=len(cases))

@@ -63,9 +63,11 @@ class JudgeSubmission(NbGraderPreprocessor):
 
         folder = Path(resources.get("metadata", {}).get("path") or os.getcwd())
         who = resources.get("nbgrader", {}).get("student", "?")
-        results = judge.judge_notebook(
-            nb, self._settings(), files_from=folder,
-            progress=lambda grade_id: self.log.info("Judging %s for %s", grade_id, who))
+        from autograder.progress import Progress
+        with Progress(len(judge.grade_cells(nb)), f"judging {who}", log=self.log.info,
+                      delay=0, interval=0) as bar:
+            results = judge.judge_notebook(nb, self._settings(), files_from=folder,
+                                           progress=bar.begin)
         report = {}
         for index, grade_id, _ in judge.grade_cells(nb):
             result = results[grade_id]

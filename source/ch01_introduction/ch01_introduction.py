@@ -259,6 +259,17 @@ def draw_grid(n=10, threads_per_block=4):
 draw_grid(10, 4)
 
 # %% [markdown]
+# The explorer below draws the same picture live. Move the sliders to see which thread handles
+# which element, which threads idle past the end (hatched), and how each block is cut into
+# *warps*, the groups of 32 threads the hardware runs together (one row each). Try 100 elements
+# with 48 threads per block: every block's second warp is half empty, and those lanes are
+# wasted. Untick *just enough blocks* to see elements no thread handles. Hovering a cell names its
+# block, thread, warp, lane and element.
+
+# %%
+ag.visual.grid_explorer(n=10, threads=4)
+
+# %% [markdown]
 # ### Exercise 1.2 · `thread_ids`: who am I? (3 points)
 #
 # Write the kernel `thread_ids(block, thread, index)`. It is launched with one thread per element
@@ -412,6 +423,11 @@ except Exception as exc:
 #
 # so threads with `i >= n` must write nothing. Roughly 3 lines.
 #
+# **Stuck?** `ag.hint("saxpy")` (in the next cell) gives a hint in three steps: what to think
+# about, where PMPP explains it, and a skeleton with blanks to fill (never the answer). Each run of
+# the cell, or the *next hint* button, shows one more step. Try the first before you look at the
+# second.
+#
 # **What the check tests.** The inputs have random scales (from 10⁻³ to 10³) and offsets, so
 # neither a result of zeros nor a bound tuned to values near 1 passes by accident. The visible check
 # runs `n = 1025, 1023, 1` with 128 threads per block (on a GPU also `n = 1,000,003`); the hidden
@@ -428,6 +444,9 @@ except Exception as exc:
 #   (one rounding; the GPU compiler uses it for `a * x[i] + y[i]`) pass, while computing in a lower
 #   precision, or a different formula, does not. Exact equality would be wrong here: the GPU and
 #   NumPy may round differently, and both are right.
+
+# %%
+ag.hint("saxpy")
 
 # %% nbgrader={"grade": false, "grade_id": "saxpy_solution", "locked": false, "schema_version": 3, "solution": true, "task": false}
 @cuda.jit
@@ -468,9 +487,51 @@ print("NumPy     ", (a * x + y)[:4])
 print(f"largest error / allowed error: {np.max(np.abs(out - exact) / bound):.3f}")
 
 # %% [markdown]
-# Timing this kernel, and comparing it with the memory's limit, needs a GPU: the simulator runs
-# each thread as Python code, so its times say nothing about a GPU. Chapter 2 measures a kernel
-# like this one properly; the exercises there set it against the H200's bandwidth from section 1.
+# ### What your kernel touches
+#
+# What did each thread of your SAXPY touch? `ag.visual.access_picture` runs your kernel once in
+# CPU mode on a small input (in a separate process when this notebook is on a GPU) and records
+# every memory access of every thread. Each dot is one access; the 24 threads past `n = 40` touch
+# nothing, so the second block's warp runs with 8 of its 32 lanes. A full warp reads 32
+# neighbouring float32s in 4 sectors of 32 bytes, the fewest possible: a *coalesced* access.
+# Chapter 5's tiled matmul shows in the same table how tiling cuts the global bytes each thread
+# moves.
+
+# %%
+n_small, threads_small = 40, 32          # small: every thread runs as Python code
+ag.visual.access_picture(saxpy, (n_small + threads_small - 1) // threads_small, threads_small,
+                         np.float32(2.5), np.ones(n_small, np.float32),
+                         np.arange(n_small, dtype=np.float32), np.zeros(n_small, np.float32))
+
+# %% [markdown]
+# ### What your kernel becomes
+#
+# A GPU does not run Python. Numba compiles your kernel to PTX, NVIDIA's portable assembly, and
+# the driver turns that into SASS, the machine code the GPU runs. The viewer shows all three for
+# your `saxpy`, compiled for the course's H200 (compute capability 9.0) even on a laptop without a
+# GPU (it needs the CUDA toolkit wheels; if they are missing it says what to install). Beside each
+# Python line are the instructions it became: two global-memory loads, one fused multiply-add
+# (`fma.rn.f32`, the single rounding the check allows) and one store. The summary gives the
+# compiler's own figures (registers per thread, shared and local memory), which chapters 4–6 teach
+# you to read.
+
+# %%
+ag.visual.show_code(saxpy, a, x, y, d_out)   # the arguments you launched it with
+
+# %% [markdown]
+# ## 6 · Where SAXPY sits on the roofline
+#
+# SAXPY does 2 floating-point operations for every 12 bytes it moves: an *arithmetic intensity* of
+# 1/6 FLOP per byte. A kernel can go no faster than the GPU computes (its peak FLOP/s), nor faster
+# than its memory delivers bytes (intensity × bandwidth): the **roofline** below draws both
+# limits, which meet at the *ridge point*. SAXPY sits far left of the ridge: memory sets its speed
+# on every GPU, so "fast" for SAXPY means moving its bytes at the speed of a copy. On a GPU your
+# kernel is timed and placed on this GPU's own limits; in CPU mode you see the course's H200, and
+# your kernel's place marks the best it could reach (the simulator's times say nothing about a
+# GPU). Chapter 2 measures a kernel like this one properly.
+
+# %%
+ag.visual.roofline.for_problem("saxpy", kernel=saxpy, size=1 << 25)
 
 # %% [markdown]
 # ## Going further
