@@ -132,7 +132,8 @@ class CellResult:
 class StudentProcess:
     """One sandboxed runner, spoken to over pipes; ended by :meth:`close` or its watchdog."""
 
-    def __init__(self, settings: Settings, files_from: Path | None):
+    def __init__(self, settings: Settings, files_from: Path | None, backend: str | None = None,
+                 extra_env: dict[str, str] | None = None):
         self.dir = Path(tempfile.mkdtemp(prefix="aag-judge-"))
         self.work = self.dir / "work"
         if files_from is not None and files_from.is_dir():
@@ -147,7 +148,8 @@ class StudentProcess:
         argv = [sys.executable, "-P", "-m", "autograder.runner"]
         env = {"AAG_GRADING": "judge", "MPLBACKEND": "Agg", "PYTHONUNBUFFERED": "1"}
         from . import device
-        env["AAG_BACKEND"] = device.current().name
+        env["AAG_BACKEND"] = backend or device.current().name
+        env.update(extra_env or {})
         self.sandboxed = sandbox.use(settings.sandbox, "c.JudgeSubmission.sandbox")
         popen: dict = {}
         if self.sandboxed:
@@ -273,6 +275,9 @@ def judge_exercise(cells: list[dict], checks: list[CheckCall], settings: Setting
                 verdict = _judge_speed(student, problem, call, settings, result)
             else:
                 verdict = _judge_cases(student, problem, call, settings, result)
+                if verdict.passed and call.kind == "check_hidden":
+                    verdict = _judge_other_warp_sizes(cells, problem, call, settings, result,
+                                                      files_from) or verdict
             if verdict.passed:
                 result.lines.append(str(verdict))
             else:
@@ -290,6 +295,42 @@ def judge_exercise(cells: list[dict], checks: list[CheckCall], settings: Setting
     return result
 
 
+def _judge_other_warp_sizes(cells, problem, call: CheckCall, settings: Settings,
+                            result: CellResult, files_from: Path | None) -> Verdict | None:
+    """For an exercise that asks for warp-size-portable code (``portability_cases``), graded on a
+    GPU: a GPU runs one warp size only, so the hidden cases at the other warp sizes run in a
+    second student process in CPU mode (the simulator with ``AAG_WARP_SIZE``), same cells. None
+    when there is nothing to add (CPU mode already ran every warp size)."""
+    if not (_gpu() and hasattr(problem, "portability_cases")):
+        return None
+    from . import device
+    here = int(device.current().warp_size)
+    verdict = None
+    for warp in [w for w in problem.portable_warp_sizes if w != here]:
+        cases = problem.portability_cases(
+            warp, seed=_stable_seed(problem.name, settings.secret, "warp", str(warp)))
+        student = StudentProcess(settings, files_from, backend="cpu",
+                                 extra_env={"AAG_WARP_SIZE": str(warp)})
+        try:
+            hello = student.receive("hello")
+            if hello.get("error"):
+                raise RuntimeError("the judge's CPU-mode student process failed to start:\n"
+                                   + hello["error"])
+            student.ask({"op": "exec", "cells": cells}, "executed", allow=settings.exec_timeout)
+            verdict = _judge_cases(student, problem, call, settings, result, cases=cases)
+        finally:
+            student.close()
+        result.details.setdefault("other_warp_sizes", []).append(warp)
+        if not verdict.passed:
+            verdict.hint = (f"(run at warp size {warp} in CPU mode by the grader: a GPU has one "
+                            "warp size, and this exercise asks for code that works at any) "
+                            + (verdict.hint or ""))
+            return verdict
+    if verdict is not None:
+        verdict.message += f", and again at warp size {', '.join(map(str, result.details['other_warp_sizes']))} in CPU mode"
+    return verdict
+
+
 def _cases(problem, call: CheckCall, settings: Settings):
     if call.kind == "check_hidden":
         return problem.cases(hidden=True, seed=_stable_seed(problem.name, settings.secret, "hidden"))
@@ -297,9 +338,9 @@ def _cases(problem, call: CheckCall, settings: Settings):
 
 
 def _judge_cases(student: StudentProcess, problem, call: CheckCall, settings: Settings,
-                 result: CellResult) -> Verdict:
+                 result: CellResult, cases=None) -> Verdict:
     hidden = call.kind == "check_hidden"
-    cases = _cases(problem, call, settings)
+    cases = _cases(problem, call, settings) if cases is None else cases
     launches, copies = [], []
     progress = settings.progress or (lambda text: None)
     for i, case in enumerate(cases):

@@ -1,0 +1,26 @@
+# bank: adds each block's sum with a plain out[0] += total instead of an atomic; the simulator runs blocks one after another, so a typical test gets the right sum, but on a GPU blocks lose each other's sums: CPU mode's detector on out catches it every time; it must lose the points.
+# naive: allclose
+from numba import float32
+
+MAX_WARPS = 32
+
+
+@cuda.jit
+def reduce_sum_kernel(x, out):
+    partials = cuda.shared.array(MAX_WARPS, float32)
+    acc = float32(0)
+    for i in range(cuda.grid(1), x.size, cuda.gridsize(1)):
+        acc += x[i]
+    mask = cuda.activemask()
+    offset = cuda.warpsize // 2
+    while offset > 0:
+        acc += cuda.shfl_down_sync(mask, acc, offset)
+        offset //= 2
+    if cuda.threadIdx.x % cuda.warpsize == 0:
+        partials[cuda.threadIdx.x // cuda.warpsize] = acc
+    cuda.syncthreads()
+    if cuda.threadIdx.x == 0:
+        total = float32(0)
+        for w in range((cuda.blockDim.x + cuda.warpsize - 1) // cuda.warpsize):
+            total += partials[w]
+        out[0] += total

@@ -1,0 +1,16 @@
+# bank: a butterfly of xor shuffles (every lane ends with the warp's sum), the lane from cuda.laneid, the mask from cuda.activemask(), no literal 32; correct at warp sizes 32 and 64, full marks.
+# naive: none
+from numba import float32
+
+
+@cuda.jit
+def warp_sums_kernel(x, sums):
+    i = cuda.grid(1)
+    v = x[i] if i < x.size else float32(0)
+    mask = cuda.activemask()
+    k = 1
+    while k < cuda.warpsize:
+        v += cuda.shfl_xor_sync(mask, v, k)
+        k *= 2
+    if cuda.laneid == 0 and i // cuda.warpsize < sums.size:
+        sums[i // cuda.warpsize] = v
