@@ -321,9 +321,9 @@ try:
     print(f"copy ceiling: {ceiling.gbps:.0f} GB/s ({ceiling.label})")
 except ag.timing.NeedsGPU as why:
     print(why)
-    print("\nOn the course's H200 (2^28 keys): with 1 output per thread ⟨H200: basic E=1 ms⟩ ms,"
-          " 4: ⟨H200: basic E=4 ms⟩ ms, 16: ⟨H200: basic E=16 ms⟩ ms, 64: ⟨H200: basic E=64 ms⟩"
-          " ms, 256: ⟨H200: basic E=256 ms⟩ ms; a copy of the same 3.2 GB ⟨H200: copy ms⟩ ms.")
+    print("\nOn the course's H200 (2^28 keys): with 1 output per thread 30.5 ms,"
+          " 4: 8.75 ms (the fastest), 16: 10.7 ms, 64: 41.7"
+          " ms, 256: 50.4 ms; a copy of the same 3.2 GB 0.76 ms.")
 
 # %% [markdown]
 # ## Predict: two floors under a merge's time
@@ -621,12 +621,11 @@ except ag.timing.NeedsGPU as why:
 # ## Explain the gap (2 points, graded by your instructor)
 #
 # Compare your predictions with what you measured (on a GPU; without one, use the course's H200
-# figures for 2²⁸ keys, from `docs/benchmarks.md`: a copy of the same 3.2 GB ⟨H200: copy ms⟩ ms;
-# the basic kernel ⟨H200: basic E=1 ms⟩ / ⟨H200: basic E=4 ms⟩ / ⟨H200: basic E=16 ms⟩ /
-# ⟨H200: basic E=64 ms⟩ / ⟨H200: basic E=256 ms⟩ ms at 1, 4, 16, 64 and 256 outputs per thread;
-# the course's tiled kernel ⟨H200: tiled ms⟩ ms and circular-buffer kernel ⟨H200: circular ms⟩ ms;
-# `cupy.sort` ⟨H200: cupy.sort ms⟩ ms; the sequential merge on one core of the host
-# ⟨H200 host: serial ms⟩ ms). In the cell below, in 5 to 10 sentences:
+# figures for 2²⁸ keys, from this chapter's cells and `docs/benchmarks.md`: a copy of the same
+# 3.2 GB 0.76 ms; the basic kernel 30.5 / 8.75 / 10.7 / 41.7 / 50.4 ms at 1, 4, 16, 64 and 256
+# outputs per thread; the course's tiled kernel 6.03 ms and circular-buffer kernel 5.92 ms
+# (6.07 and 5.95 ms in `aag bench`); `cupy.sort` 6.62 ms (8.41 ms in `aag bench`); the sequential
+# merge on one core of the host 714 ms). In the cell below, in 5 to 10 sentences:
 #
 # 1. for the basic kernel, say how its time changes with the outputs per thread, and where the
 #    model's latency floor follows the measurements and where it does not; name what the model
@@ -643,30 +642,34 @@ except ag.timing.NeedsGPU as why:
 
 # %% [markdown] nbgrader={"grade": true, "grade_id": "merge_gap_answer", "locked": false, "points": 2, "schema_version": 3, "solution": true, "task": false}
 # *Model answer (in the solutions only), with the course's H200 figures (2²⁸ keys).* (1) The model
-# puts the basic kernel on its latency floor up to 64 outputs per thread (5.78, 1.76 and 0.76 ms at
-# 4, 16 and 64) and on the memory floor (0.67 ms) from 256 on. Measured: ⟨H200: basic E=4 ms⟩,
-# ⟨H200: basic E=16 ms⟩, ⟨H200: basic E=64 ms⟩ and ⟨H200: basic E=256 ms⟩ ms. ⟨Lead: from 4 to 64
-# outputs per thread the time falls as the model's waves do, because each thread pays for two whole
-# searches however few keys it merges; say here whether it falls by the model's 7.7× or less, which
-# says whether the average link waited the model's 0.4 µs or was served faster, by the L1 that the
-# top levels of all searches share.⟩ At 256 the model says memory-bound, but the kernel is ⟨H200:
-# basic E=256 / copy⟩× a copy's time: the model leaves out coalescing. With 256 outputs per thread,
-# neighbouring threads of a warp read keys about 128 apart in each array in every step of their
-# merge loops, so each load instruction touches up to 32 sectors, and only the L1, reused over the
-# next steps, stands between the kernel and many times the copy's traffic; the copy's warps read 32
-# consecutive keys, four sectors, per instruction. (2) The tiled kernel took ⟨H200: tiled ms⟩ ms,
-# ⟨H200: tiled of copy⟩ of a copy's bandwidth, and the circular-buffer kernel ⟨H200: circular ms⟩
-# ms. ⟨Lead: if the two are within ~10%: the model's key_reads = 2 predicted the tiled kernel 33%
-# slower (0.89 against 0.67 ms), but the second loads read keys that the same block loaded one tile
-# earlier, a few KB before, so they came from the L2 (tens of MB on the H200), not from memory: the
-# memory saw each key about once, and the circular buffer saved L2 traffic, paid for with a modulo
-# on every shared-memory index. If the circular one is clearly faster, say so and by how much.⟩ Both
-# are further from the copy than their memory floors say because each output also costs a share of
-# three shared-memory searches per thread and tile (about 11 steps each for 8 outputs), and two
-# barriers per tile, work a copy does not do. (3) `cupy.sort` took ⟨H200: cupy.sort ms⟩ ms, ⟨H200:
-# cupy.sort / tiled⟩× the tiled merge: a radix sort of 32-bit keys makes several passes over all the
-# keys (reading and writing them each time) and knows nothing of the two sorted runs, while a merge
-# reads each key once and writes it once, and sorting two sorted arrays is a merge.
+# puts the basic kernel on its latency floor up to 64 outputs per thread (21.8, 5.78, 1.76 and
+# 0.76 ms at 1, 4, 16 and 64) and on the memory floor (0.67 ms) from 256 on. Measured: 30.5, 8.75,
+# 10.7, 41.7 and 50.4 ms. From 1 to 4 outputs per thread the time falls as the model's waves do,
+# 3.5× against the model's 3.8×, and stays 1.4 to 1.5× above the latency floor: each thread pays for
+# two whole searches however few keys it merges, and its links waited at least the model's 0.4 µs.
+# From 4 on the model keeps falling (7.7× more down to 64), but the measured time rises: 1.2× at
+# 16, 4.8× at 64, 5.8× at 256, where the model says memory-bound and the kernel takes 67× a copy's
+# 0.758 ms. The model leaves out coalescing. With E outputs per thread, neighbouring threads of a
+# warp read keys about E/2 apart in each array (and write `C` and `src` E apart) in every step of
+# their merge loops: at 4 one load instruction touches about 8 sectors, at 16 up to 32 (each reused
+# over the next 8 steps), and from 64 on 32 separate 128-byte lines, which the L1 must hold across
+# dozens of steps for every resident warp, or the kernel moves many times the copy's traffic; the
+# copy's warps read 32 consecutive keys, four sectors, per instruction. (2) The course's tiled
+# kernel took 6.03 ms (6.07 ms in the bench), 13% of a copy's bandwidth (534 against 4,247 GB/s),
+# and the circular-buffer kernel 5.92 ms (5.95 ms in the bench), only 2% faster. The model's
+# key_reads = 2 predicted the tiled kernel 33% slower (0.89 against 0.67 ms), but the second loads
+# read keys that the same block loaded one tile earlier, a few KB before, so they came from the L2
+# (tens of MB on the H200), not from memory: the memory saw each key about once, and the circular
+# buffer saved L2 traffic, paid for with a modulo on every shared-memory index. Both take about 8×
+# the copy's time, 7 to 9× their memory floors, because each output also costs a share of three
+# shared-memory searches per thread and tile (about 11 steps each for 8 outputs), and two barriers
+# per tile, work a copy does not do. (3) `cupy.sort` took 6.62 ms in the comparison cell, 1.10× the
+# course's tiled merge (6.03 ms), and 8.41 ms in the bench, 1.39× (6.07 ms): the merge wins, though
+# by 10 to 40%, not by multiples, and the sort writes no `src`. A radix sort of 32-bit keys makes
+# several passes over all the keys (reading and writing them each time) and knows nothing of the
+# two sorted runs, while a merge reads each key once and writes it once, and sorting two sorted
+# arrays is a merge; the margin is small because the merge runs at 13% of a copy's bandwidth, held
+# back by its searches and barriers rather than by its bytes.
 
 # %% [markdown]
 # ## Stretch (not graded): your own circular buffer
