@@ -14,6 +14,7 @@ import os
 import pickle
 import select
 import signal
+import sys
 import time
 import traceback
 import warnings
@@ -345,7 +346,9 @@ class Problem:
 
     def verdict(self, submission: Callable, cases: list[Case]) -> Verdict:
         from .progress import Progress
-        with Progress(len(cases), f"{self.name}: checking", delay=3.0) as bar:   # silent if quick
+        # Silent if quick. Lines go to stdout: a check cell that writes to stderr scores 0 under
+        # nbgrader's rule (in a Jupyter kernel the bar is a widget anyway).
+        with Progress(len(cases), f"{self.name}: checking", delay=3.0, stream=sys.stdout) as bar:
             for i, case in enumerate(cases):
                 bar.begin(case.describe())
                 outcome = self.run(submission, case)
