@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 from importlib import resources
 
 import numpy as np
@@ -41,16 +42,60 @@ def recorded(name: str) -> dict:
     return json.loads(resources.files("autograder.data").joinpath(f"{name}.json").read_text())
 
 
-def plot_copy_cost(rows: list[dict], title: str = ""):
-    import matplotlib.pyplot as plt
-    n = [r["n"] for r in rows]
-    fig, ax = plt.subplots(figsize=(7, 4))
-    ax.loglog(n, [r["kernel_ms"] for r in rows], "o-", label="GPU kernel only")
-    ax.loglog(n, [r["with_copies_ms"] for r in rows], "s-", label="GPU with host↔device copies")
-    ax.loglog(n, [r["numpy_ms"] for r in rows], "^-", label="CPU, NumPy")
-    ax.set_xlabel("elements n (float32)")
-    ax.set_ylabel("time per call (ms, median)")
-    ax.set_title(title or f"Vector add on {device.current().label}")
-    ax.grid(True, which="both", alpha=0.3)
-    ax.legend()
-    return fig
+def _slug(name: str) -> str:
+    """'NVIDIA H200' -> 'h200': the prefix of a device's recorded measurements."""
+    words = [w for w in name.lower().replace("nvidia", " ").split() if w]
+    return "_".join("".join(c for c in w if c.isalnum()) for w in words) or "gpu"
+
+
+REFERENCE_GPU = "h200"          # the device whose measurements ship in autograder/data/
+
+
+def steps(name: str, rows=None, *, reference=None, bounds: dict | None = None,
+          title: str = "", over: str = "first"):
+    """The picture of a chapter's measuring cell: each kernel's time and its speedup
+    (``visual.speedup_steps``).
+
+    With ``rows`` (on a GPU, what the cell just measured): draws them. When the environment
+    variable ``AAG_RECORD`` names a folder (the course's own runs on its reference GPU), the rows
+    are also written there as ``<device>_<name>.json`` with the device and versions, to be shipped
+    in ``autograder/data/`` for learners without a GPU.
+
+    Without ``rows`` (CPU mode): draws what the course measured on its reference GPU
+    (``autograder/data/h200_<name>.json``), titled with the device."""
+    from .visual.plots import _pick_references, as_rows, speedup_steps
+
+    if rows is None:
+        kept = recorded(f"{REFERENCE_GPU}_{name}")
+        return speedup_steps(kept["rows"], kept["reference"] or None, bounds=kept["bounds"],
+                             over=kept.get("over", over),
+                             title=f"{kept['title']}: measured by the course on {kept['device']}")
+    rows, refs = _pick_references(as_rows(rows), reference)       # a label moves a row out
+    bounds = {str(k): float(v) for k, v in (bounds or {}).items()}
+    folder = os.environ.get("AAG_RECORD", "").strip()
+    if folder:
+        from .bench import _device_facts, _versions
+        facts = _device_facts()
+        keep = {"device": facts["name"], "device_facts": facts, "versions": _versions(),
+                "title": title or name, "over": over, "rows": rows, "reference": refs,
+                "bounds": bounds}
+        os.makedirs(folder, exist_ok=True)
+        with open(os.path.join(folder, f"{_slug(facts['name'])}_{name}.json"), "w") as f:
+            json.dump(keep, f, indent=1, default=_plain)
+    return speedup_steps(rows, refs or None, bounds=bounds or None, over=over,
+                         title=f"{title or name}: measured on {_device_name()}")
+
+
+def _device_name() -> str:
+    try:
+        from .bench import _device_facts
+        return _device_facts()["name"]
+    except Exception:                        # numba-hip, or a driver that will not say
+        return device.current().label
+
+
+def _plain(value):
+    """numpy scalars (a row's ``right`` may be a numpy bool) as JSON's own types."""
+    if hasattr(value, "item"):
+        return value.item()
+    raise TypeError(f"cannot record a {type(value).__name__}")

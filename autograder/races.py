@@ -133,10 +133,15 @@ class _Tracker:
         tid, bid = tuple(tid), tuple(thread.blockIdx)
         interval = getattr(thread, "_aag_interval", 0)
         me = _clock(thread)
+        log = _state["recording"]
         if getattr(_local, "atomic", False):
             kind, line = "atomic", _local.line
+            # The simulator's atomic reads and writes its element several times (add: 3
+            # accesses); a recording logs the operation once.
+            if _local.logged:
+                log = None
+            _local.logged = True
         elements = np.atleast_1d(self.flat[key]).reshape(-1)
-        log = _state["recording"]
         check = enabled()
         seen = self._seen(self._scope(bid)) if check else None
         for flat in elements.tolist():
@@ -367,7 +372,7 @@ class _AtomicMarking:
         def atomic(*args, **kwargs):
             frame = sys._getframe(1)          # the kernel's line, not the simulator's
             _state["file"] = frame.f_code.co_filename
-            _local.atomic, _local.line = True, frame.f_lineno
+            _local.atomic, _local.line, _local.logged = True, frame.f_lineno, False
             try:
                 return fn(*args, **kwargs)
             finally:

@@ -1,9 +1,10 @@
 """The bank of submissions through a real ``nbgrader autograde``, judge and sandbox included.
 
-For each chapter-1/2 exercise a small one-exercise assignment is made from the chapter's own cells
-(the setup, the exercise cell with the reference solution, the real test cell with its hidden
-tests, and the speed cell if it has one), released with nbgrader, and every bank entry for that
-exercise is submitted as one student and autograded in one run, as an instructor would.
+For each exercise a small one-exercise assignment is made from its chapter's own cells (the setup,
+the exercise cell with the reference solution, the real test cell with its hidden tests, and the
+speed cell if it has one). A chapter's assignments share one course: one ``generate_assignment``
+releases them all, every bank entry is submitted as one student, and one ``autograde`` grades every
+submission of the chapter, as an instructor would grade a week's work.
 
 * ``ok_*`` entries must get every correctness point (no false alarms);
 * ``wrong_*`` and ``exploit_*`` entries must get none (all caught); tests/test_bank_naive.py shows
@@ -16,6 +17,7 @@ the end of the test run (see conftest.py).
 
 from __future__ import annotations
 
+import functools
 import json
 from pathlib import Path
 
@@ -32,8 +34,13 @@ CHECK_LIMIT = 10       # seconds a single case may run (AAG_CHECK_TIMEOUT)
 CELL_TIMEOUT = 60      # nbgrader's per-cell timeout, and the judge's for the cells before a test
 
 
+@functools.cache
+def _all_entries():
+    return tuple(bank.entries())
+
+
 def _entries(exercise):
-    return [e for e in bank.entries() if e.exercise == exercise and (ag.backend.is_gpu or not e.gpu_only)]
+    return [e for e in _all_entries() if e.exercise == exercise and (ag.backend.is_gpu or not e.gpu_only)]
 
 
 def _assignment(root: Path, exercise: str) -> str:
@@ -61,67 +68,69 @@ def _assignment(root: Path, exercise: str) -> str:
     return name
 
 
-def _grade(directory: Path, exercise: str) -> dict:
-    """Release, submit every entry, autograde once; return {entry: {cell: [score, max]}}."""
+def _exercises(chapter: str) -> list[str]:
+    return [e for e in sorted(bank.EXERCISES)
+            if bank.EXERCISES[e]["chapter"] == chapter and _entries(e)]
+
+
+def _grade(directory: Path, chapter: str) -> dict:
+    """Release a chapter's bank assignments, submit every entry, autograde them all at once;
+    return {exercise: {entry: {"scores": {cell: [score, max]}, "errors": {cell: text}}}}."""
     root = h.make_course(directory, [])
-    name = _assignment(root, exercise)
-    h.nbgrader(root, "generate_assignment", name, "--force")
-    release = h.read_nb(root / "course" / name / f"{name}.ipynb")
-    solution_id = bank.EXERCISES[exercise]["solution_id"]
-    entries = _entries(exercise)
-    for entry in entries:
-        nb = h.mutate(release, solution_id, "", "")           # a copy
-        h.cell_by_id(nb, solution_id).source = entry.code
-        h.submit(root, name, entry.name, nb)
-    h.nbgrader(root, "autograde", name, "--force", f"--Execute.timeout={CELL_TIMEOUT}",
+    names = {exercise: _assignment(root, exercise) for exercise in _exercises(chapter)}
+    h.nbgrader(root, "generate_assignment", "bank_*", "--force")      # nbgrader globs the id
+    for exercise, name in names.items():
+        release = h.read_nb(root / "course" / name / f"{name}.ipynb")
+        solution_id = bank.EXERCISES[exercise]["solution_id"]
+        for entry in _entries(exercise):
+            nb = h.mutate(release, solution_id, "", "")           # a copy
+            h.cell_by_id(nb, solution_id).source = entry.code
+            h.submit(root, name, entry.name, nb)
+    h.nbgrader(root, "autograde", "bank_*", "--force", f"--Execute.timeout={CELL_TIMEOUT}",
                f"--JudgeSubmission.exec_timeout={CELL_TIMEOUT}", timeout=3000,
                environ=h.env(AAG_CHECK_TIMEOUT=CHECK_LIMIT, AAG_SPEED_WITHOUT_GPU="zero"))
     results = {}
-    for entry in entries:
-        scores = h.grades(root, name, entry.name)
-        report = root / "autograded" / entry.name / name / "judge.json"
-        judged = json.loads(report.read_text()) if report.exists() else {}
-        results[entry.name] = {"scores": {k: list(v) for k, v in scores.items()},
-                               "errors": {k: v.get("error", "") for k, v in judged.items()}}
+    for exercise, name in names.items():
+        results[exercise] = {}
+        for entry in _entries(exercise):
+            scores = h.grades(root, name, entry.name)
+            report = root / "autograded" / entry.name / name / "judge.json"
+            judged = json.loads(report.read_text()) if report.exists() else {}
+            results[exercise][entry.name] = {
+                "scores": {k: list(v) for k, v in scores.items()},
+                "errors": {k: v.get("error", "") for k, v in judged.items()}}
     return {"root": str(root), "results": results}
 
 
-@pytest.fixture(scope="module")
-def graded(tmp_path_factory):
-    cache = {}
-
-    def get(exercise):
-        if exercise not in cache:
-            cache[exercise] = h.once(tmp_path_factory, f"bank-{exercise}",
-                                     lambda d: _grade(d, exercise))
-        return cache[exercise]
-    return get
+CHAPTERS = sorted({spec["chapter"] for spec in bank.EXERCISES.values()})
 
 
-@pytest.mark.parametrize("exercise", sorted(bank.EXERCISES))
-def test_every_bank_entry_gets_the_grade_it_deserves(graded, exercise, record_property):
+@pytest.mark.parametrize("chapter", CHAPTERS)
+def test_every_bank_entry_gets_the_grade_it_deserves(tmp_path_factory, chapter, record_property):
     """ok entries get every correctness point; wrong and exploit entries get none."""
-    entries = _entries(exercise)
-    if not entries:
-        pytest.skip(f"no bank entries for {exercise} on this backend")
-    results = graded(exercise)["results"]
-    test_id = bank.EXERCISES[exercise]["test_id"]
-    speed_id = bank.EXERCISES[exercise]["speed_id"]
+    if not _exercises(chapter):
+        pytest.skip(f"no bank entries for {chapter} on this backend")
+    results = h.once(tmp_path_factory, f"bank-{chapter}", lambda d: _grade(d, chapter))["results"]
     problems = []
-    for entry in entries:
-        scores = results[entry.name]["scores"]
-        if entry.kind == "ok":
-            cells = [test_id] + ([speed_id] if speed_id and ag.backend.is_gpu else [])
-            bad = [c for c in cells if scores[c][0] != scores[c][1]]
-            caught = None
-            if bad:
-                problems.append(f"false alarm: {entry.id} lost {bad}: {results[entry.name]['errors']}")
-        else:
-            cells = [test_id] + ([speed_id] if speed_id and entry.gpu_only else [])
-            earned = sum(scores[c][0] for c in cells)
-            caught = earned == 0
-            if not caught:
-                problems.append(f"missed: {entry.id} scored {earned} on {cells} ({entry.note})")
-        record_property("bank", json.dumps({"id": entry.id, "kind": entry.kind,
-                                            "caught": caught, "ok": entry.kind != "ok" or not bad}))
+    for exercise in _exercises(chapter):
+        test_id = bank.EXERCISES[exercise]["test_id"]
+        speed_id = bank.EXERCISES[exercise]["speed_id"]
+        for entry in _entries(exercise):
+            scores = results[exercise][entry.name]["scores"]
+            errors = results[exercise][entry.name]["errors"]
+            bad = []
+            if entry.kind == "ok":
+                cells = [test_id] + ([speed_id] if speed_id and ag.backend.is_gpu else [])
+                bad = [c for c in cells if scores[c][0] != scores[c][1]]
+                caught = None
+                if bad:
+                    problems.append(f"false alarm: {entry.id} lost {bad}: {errors}")
+            else:
+                cells = [test_id] + ([speed_id] if speed_id and entry.gpu_only else [])
+                earned = sum(scores[c][0] for c in cells)
+                caught = earned == 0
+                if not caught:
+                    problems.append(f"missed: {entry.id} scored {earned} on {cells} ({entry.note})")
+            record_property("bank", json.dumps({"id": entry.id, "kind": entry.kind,
+                                                "caught": caught, "ok": not bad}))
     assert not problems, "\n".join(problems)

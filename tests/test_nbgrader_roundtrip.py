@@ -113,6 +113,20 @@ def test_solution_scores_full_marks_on_every_correctness_cell(course, graded):
     for cell, (score, max_score) in scores.items():
         assert max_score == expected[cell]
         _assert_full_marks(cell, score, max_score)
+    _assert_ran_without_errors(root, CHAPTER)
+
+
+def _assert_ran_without_errors(root, chapter):
+    """The cells nobody grades (the measuring cells' CPU-mode branch, the pictures, the
+    experiments) ran without an error in the autograded solution: nbgrader carries on silently
+    past them. Graded cells answer through their scores (a speed cell fails without a GPU)."""
+    nb = h.read_nb(Path(root) / "autograded" / "sol" / chapter / f"{chapter}.ipynb")
+    errors = [f"cell {i} ({c.source.splitlines()[0][:60] if c.source else ''}): "
+              f"{o.get('ename')}: {o.get('evalue', '')[:300]}"
+              for i, c in enumerate(nb.cells)
+              if c.cell_type == "code" and not c.metadata.get("nbgrader", {}).get("grade")
+              for o in c.outputs if o.output_type == "error"]
+    assert not errors, f"{chapter}'s solution raised at autograde:\n" + "\n".join(errors)
 
 
 def _assert_full_marks(cell, score, max_score):
@@ -139,6 +153,7 @@ def test_every_other_chapter_solution_scores_full_marks(tmp_path, chapter):
     assert set(scores) == set(h.grade_cells(release))
     for cell, (score, max_score) in scores.items():
         _assert_full_marks(cell, score, max_score)
+    _assert_ran_without_errors(tmp_path, chapter)
     blank = h.grades(tmp_path, chapter, "blank")
     assert blank and all(score == 0 for score, _ in blank.values()), blank
     # Written answers wait for the instructor; an untouched answer cell scores 0 at once.

@@ -234,3 +234,47 @@ def test_time_vs_size_long_rows_one_line_per_kernel():
     lines = {line.get_label(): line for line in v.axes.get_lines()}
     assert list(lines["a"].get_xdata()) == [1 << 10, 1 << 15, 1 << 20]     # sorted by size
     np.testing.assert_allclose(lines["b"].get_ydata(), 12 * 2e6 * 1e3 / 1e9)
+
+
+# ---- the chapters' measuring cells: recorded on the course's GPU, drawn without one ------------
+
+def test_steps_records_what_it_draws_and_draws_it_back(tmp_path, monkeypatch):
+    """With AAG_RECORD set, a measuring cell's rows are written with the device and versions, and
+    the recorded file draws the same bars, reference line and bounds as the live measurement."""
+    import autograder.bench as bench
+
+    monkeypatch.setattr(bench, "_device_facts", lambda: {"name": "NVIDIA H200", "sms": 132})
+    monkeypatch.setenv("AAG_RECORD", str(tmp_path))
+    rows = [{"label": "basic", "ms": 1.25, "gbps": 855.0, "right": np.bool_(True)},
+            {"label": "fast", "ms": 0.5, "gbps": 2100.0, "right": np.bool_(False)}]
+    live = ag.experiments.steps("ch99_test", rows, reference=MATMUL["cuBLAS (CuPy)"],
+                                bounds={"basic": np.float64(0.4)}, title="Toy")
+    kept = json.loads((tmp_path / "h200_ch99_test.json").read_text())
+    assert kept["device"] == "NVIDIA H200" and "numpy" in kept["versions"]
+    assert kept["rows"][1]["right"] is False and kept["bounds"] == {"basic": 0.4}
+    assert kept["reference"][0]["ms"] == 2.678
+
+    monkeypatch.setattr(ag.experiments, "recorded", lambda name: json.loads(
+        (tmp_path / f"{name}.json").read_text()))
+    again = ag.experiments.steps("ch99_test")
+    for v in (live, again):
+        assert [p.get_height() for p in v.axes.patches] == [1.25, 0.5]
+        assert v.axes.patches[1].get_hatch() == "//"                 # the wrong one, hatched
+        assert [line.get_ydata()[0] for line in v.axes.get_lines()] == [2.678]
+    assert "measured by the course on NVIDIA H200" in again.axes.get_title()
+    assert "Toy" in live.axes.get_title()
+    assert ag.experiments._slug("NVIDIA H200 NVL") == "h200_nvl"
+
+
+def test_every_measuring_cell_has_its_recorded_h200_run(repo_root):
+    """Each name a chapter draws in CPU mode ships as autograder/data/h200_<name>.json, measured
+    on an H200 with its versions, with at least two steps."""
+    names = set()
+    from pathlib import Path
+    for path in sorted((Path(repo_root) / "source").glob("ch*/ch*.py")):
+        names |= set(re.findall(r'ag\.experiments\.steps\("([a-z0-9_]+)"\)', path.read_text()))
+    assert names, "no chapter draws a recorded measurement"
+    for name in sorted(names):
+        kept = ag.experiments.recorded(f"h200_{name}")
+        assert "H200" in kept["device"] and kept["versions"]["numba-cuda"], name
+        assert len(kept["rows"]) >= 2 and all(r["ms"] > 0 for r in kept["rows"]), name

@@ -109,7 +109,7 @@ def _host(value):
     return value
 
 
-_capture: dict = {"shared": None, "log": None, "repeats": None}
+_capture: dict = {"shared": None}
 
 
 @cpu_mode.extension
@@ -120,35 +120,6 @@ def _hook_launch(module) -> None:
     # Keep races' shared-memory stand-in, to read the element sizes of the shared arrays.
     if isinstance(module._shared, races._RecordingShared):
         _capture["shared"].append(module._shared)
-    # The simulator's atomics read and write the element several times (add: 3 accesses);
-    # one atomic operation should count once. Wrapped below races' marking, which must stay
-    # the caller's immediate callee to find the kernel's line.
-    if isinstance(module._atomic, races._AtomicMarking):
-        module._atomic._inner = _OneAccessPerAtomic(module._atomic._inner)
-
-
-class _OneAccessPerAtomic:
-    def __init__(self, inner):
-        self._inner = inner
-
-    def __getattr__(self, name):
-        fn = getattr(self._inner, name)
-        if not callable(fn):
-            return fn
-
-        def operation(*args, **kwargs):
-            log, repeats = _capture["log"], _capture["repeats"]
-            start = len(log)
-            try:
-                return fn(*args, **kwargs)
-            finally:
-                me = threading.current_thread()
-                who = (tuple(me.blockIdx), tuple(me.threadIdx))
-                # other threads append too, but this thread's entries in the range are this op's
-                mine = [i for i in range(start, len(log))
-                        if log[i].kind == "atomic" and (log[i].block, log[i].thread) == who]
-                repeats.update(mine[1:])
-        return operation
 
 
 def _record_here(kernel, blocks, threads, args, warp_size: int) -> Recording:
@@ -180,22 +151,20 @@ def _launch(kernel, blocks, threads, names, args, warp_size: int, check: bool) -
         else:
             call.append(value)
     shared: list = []
-    repeats: set = set()
-    _capture.update(shared=shared, repeats=repeats)
+    _capture.update(shared=shared)
     previous = os.environ.get(races.RACE_CHECK_ENV)
     if not check:
         os.environ[races.RACE_CHECK_ENV] = "0"
     error = None
     try:
         with races.record() as log:
-            _capture["log"] = log
             try:
                 kernel[blocks, threads](*call)
             except Exception as exc:             # learner code: show what it did until then
                 error = f"{type(exc).__name__}: {exc}"
                 _wait_for_stray_threads()
     finally:
-        _capture.update(shared=None, log=None, repeats=None)
+        _capture.update(shared=None)
         if previous is None:
             os.environ.pop(races.RACE_CHECK_ENV, None)
         else:
@@ -206,8 +175,7 @@ def _launch(kernel, blocks, threads, names, args, warp_size: int, check: bool) -
             if tracker is not None:
                 arrays.setdefault(("shared", tracker.name), ArrayInfo(
                     tracker.name, "shared", tuple(array.shape), array.itemsize, array.dtype.str))
-    accesses = [a for i, a in enumerate(log) if i not in repeats]
-    return Recording(_py_func(kernel).__name__, blocks, threads, warp_size, arrays, accesses,
+    return Recording(_py_func(kernel).__name__, blocks, threads, warp_size, arrays, list(log),
                      {k: np.asarray(v).view(np.ndarray).copy() for k, v in tracked.items()},
                      error)
 

@@ -140,6 +140,11 @@ def _pick_references(rows: list[dict], reference) -> tuple[list[dict], list[dict
     return rows, picked
 
 
+def _wrong(row: dict) -> bool:
+    """Marked wrong: ``right`` is given and false (a Python or a numpy bool)."""
+    return row.get("right") is not None and not row["right"]
+
+
 def _rate(row: dict) -> str:
     flops, nbytes = row.get("flops") or 0, row.get("bytes") or 0
     if flops and (not nbytes or flops / nbytes >= 4):
@@ -179,7 +184,7 @@ def speedup_steps(rows, reference=None, *, over: str = "first", bounds: dict | N
     fig, ax = new_figure(max(6.0, 1.3 * len(steps) + 2.5), 4.2)
     x = np.arange(len(steps))
     for i, row in enumerate(steps):
-        wrong = row.get("right") is False
+        wrong = _wrong(row)
         ax.bar(x[i], row["ms"], 0.6, color="#f2c4c0" if wrong else COLOURS[0],
                hatch="//" if wrong else None, edgecolor="#b5433f" if wrong else COLOURS[0])
         lines = [f"{row['ms']:.3g} ms", f"{shown[i]:.2g}×" if i else "1×"]
@@ -218,7 +223,7 @@ def speedup_steps(rows, reference=None, *, over: str = "first", bounds: dict | N
     for i, row in enumerate(steps):
         lines.append(f"{row['label'][:34]:34s} {row['ms']:8.3f} ms {vs_first[i]:8.2f}× "
                      f"{vs_previous[i]:11.2f}× {_rate(row):>16s}"
-                     + ("  WRONG" if row.get("right") is False else ""))
+                     + ("  WRONG" if _wrong(row) else ""))
     best = float(times.min())
     for ref in refs:
         lines.append(f"{ref['label'][:34]:34s} {ref['ms']:8.3f} ms  (reference: the fastest step "

@@ -24,7 +24,7 @@ from typing import Any
 
 import numpy as np
 
-from .plots import FigureView, new_figure
+from .plots import FigureView, _wrong, new_figure
 
 
 @dataclass(frozen=True)
@@ -195,7 +195,7 @@ def roofline(points=(), device: Any = None, *, title: str = "") -> Roofline:
         ax.plot([p["intensity"]] * 2, [floor, p["roof"] / 1e9], color=colour, lw=0.8, ls="--",
                 alpha=0.6)
         if "achieved" in p:
-            wrong = p.get("right") is False
+            wrong = _wrong(p)
             ax.plot(p["intensity"], p["achieved"] / 1e9, "x" if wrong else "o", color=colour,
                     ms=8)
             text = (f"{p['label']}\n{_gflops(p['achieved'])}, "
@@ -252,7 +252,7 @@ def _table(lim: DeviceLimits, placed: list[dict], untimed: str) -> str:
         elif p["seconds"]:
             frac = f"{p['fraction']:.0%}" if p.get("fraction") is not None else "–"
             line += f"{_gflops(p['achieved']):>15s} {frac:>8s} {p['gbps']:8,.0f}"
-            if p.get("right") is False:
+            if _wrong(p):
                 line += "  WRONG results"
         else:
             line += f"{'–':>15s} {'–':>8s} {'–':>8s}  {untimed}"

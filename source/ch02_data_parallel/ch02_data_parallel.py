@@ -192,8 +192,10 @@ except ag.timing.NeedsGPU as why:
     print(why)
     recorded = ag.experiments.recorded("h200_copy_cost")
     rows, title = recorded["rows"], f"Measured by the course on {recorded['device']}"
-ag.experiments.plot_copy_cost(rows, title)
-plt.show()
+ag.visual.time_vs_size(rows, columns={"kernel_ms": "GPU kernel only",
+                                      "with_copies_ms": "GPU with host↔device copies",
+                                      "numpy_ms": "CPU, NumPy"},
+                       title=title, xlabel="elements n (float32)").show()
 for r in rows:
     print(f"n = {r['n']:>11,}  kernel {r['kernel_ms']:8.3f} ms  with copies {r['with_copies_ms']:8.3f} ms"
           f"  NumPy {r['numpy_ms']:8.3f} ms")

@@ -664,14 +664,18 @@ plt.show()
 # with this GPU's copy bandwidth and FP32 peak, and, where the kernel's requests exceed what DRAM
 # could deliver in the time measured, the smallest fraction of those requests that caches must
 # have served: `1 − time × bandwidth / bytes requested`; and, for scale, the NumPy baseline's
-# time scaled up from the 2048 × 2048 image. In CPU mode the cell says what it would do.
+# time scaled up from the 2048 × 2048 image. A chart then shows each kernel's time (bars), your
+# bound for it (orange marks) and the copy (dashed). In CPU mode the cell draws that chart from
+# the course's H200 run of the solution's kernels.
 
 # %%
 F_big = ag.problems.ch07.conv_filter(1, r_big)
 if not ag.backend.is_gpu:
     print(f"Timing needs a GPU: on one, this cell times conv2d_basic_kernel, your constant and tiled "
           f"kernels and the course reference on a {H} × {W} image with a 5 × 5 filter, and sets "
-          "them against a copy of the same bytes and your bounds.")
+          "them against a copy of the same bytes and your bounds. Below, what the course "
+          "measured with the solution's kernels:")
+    ag.experiments.steps("ch07_conv2d").show()
 else:
     from autograder import timing
     from autograder.bench import peak_fp32_flops
@@ -711,18 +715,9 @@ else:
     numpy_ms = numpy_seconds * 1e3 * H * W / big.size       # the CPU baseline, scaled up
     print(f"{'NumPy (1 core, scaled)':22s} {numpy_ms:7.0f}ms {nbytes / numpy_ms / 1e6:7.1f}   "
           f"{numpy_ms / min(s.median_ms for s in measured.values()):,.0f}× slower than your best")
-    fig, ax = plt.subplots(figsize=(7, 3.2))
-    labels = list(measured)
-    ax.barh(labels[::-1], [measured[k].median_ms for k in labels[::-1]], color="#3b6ea8",
-            label="measured")
-    ax.scatter([device_bounds[k] * 1e3 for k in labels[::-1] if k in device_bounds],
-               [k for k in labels[::-1] if k in device_bounds], color="tab:orange", zorder=3,
-               label="bound, nothing cached")
-    ax.axvline(copy.median_ms, color="grey", ls=":", label="copy of the same bytes")
-    ax.set_xscale("log")
-    ax.set_xlabel("ms (log scale)")
-    ax.legend(loc="lower right", fontsize=8)
-    plt.show()
+    ag.experiments.steps("ch07_conv2d", measured, reference=copy,
+                         bounds={name: b * 1e3 for name, b in device_bounds.items()},
+                         title=f"2-D convolution of a {H} × {W} image, 5 × 5 filter").show()
 
 # %% [markdown]
 # **Explain the gap (2 points, graded by your instructor).** Use the table above (without a GPU:

@@ -638,7 +638,9 @@ ag.problems.ch08.stencil_coarsened.check_speed(stencil_coarsened_kernel)
 # device copy of the same bytes. It prints the time, the bandwidth for the 8 bytes per point the
 # sweep must move, and the fraction of the copy's bandwidth, next to what PMPP's traffic model
 # predicts from your `stencil_intensity`: every load a trip to DRAM, plus the 4-byte store, at the
-# copy's bandwidth. In CPU mode it prints the model's predictions only.
+# copy's bandwidth, and draws the times as bars with the model's times as orange marks and the
+# copy as a dashed line (a kernel whose samples were wrong is hatched). In CPU mode it prints the
+# model's predictions and draws the chart from the course's H200 run of the solution's kernels.
 
 # %%
 @cuda.jit
@@ -693,10 +695,12 @@ try:
     print(f"{size[0]} × {size[1]} × {size[2]} volume, {8 * points / 1e6:,.0f} MB to move; "
           f"copy of the same bytes: {rows[-1]['ms']:.3f} ms = {copy_gbps:,.0f} GB/s\n")
     print(f"{'kernel':28s} {'time':>9s} {'GB/s':>7s} {'of copy':>8s} {'model':>9s} {'right':>6s}")
+    model_ms = {label: per_point * points / copy_gbps / 1e6 for label, per_point in model_bytes.items()}
     for row in rows[:-1]:
-        model_ms = model_bytes[row["label"]] * points / copy_gbps / 1e6
         print(f"{row['label']:28s} {row['ms']:7.3f}ms {row['gbps']:7.0f} {row['of_copy']:8.0%} "
-              f"{model_ms:7.3f}ms {str(row['right']):>6s}")
+              f"{model_ms[row['label']]:7.3f}ms {str(row['right']):>6s}")
+    ag.experiments.steps("ch08_stencil", rows[:-1], reference=rows[-1], bounds=model_ms,
+                         title=f"7-point stencil on {size[0]} × {size[1]} × {size[2]}").show()
 except ag.timing.NeedsGPU as why:
     print(why, "\n")
     bandwidth = 4.2e12             # the H200's copy of these bytes: 0.257 ms (docs/bench-h200.json)
@@ -705,6 +709,9 @@ except ag.timing.NeedsGPU as why:
     for label, per_point in model_bytes.items():
         print(f"  {label:28s} {per_point:5.1f} bytes per point -> "
               f"{per_point * points / bandwidth * 1e3:6.3f} ms")
+    print("\nWhat the course measured with the solution's kernels (bars), against the model "
+          "(orange marks):")
+    ag.experiments.steps("ch08_stencil").show()
 
 # %% [markdown]
 # **Explain the gap (2 points, graded by your instructor).** In three to six sentences, with your
