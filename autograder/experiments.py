@@ -76,14 +76,17 @@ def steps(name: str, rows=None, *, reference=None, bounds: dict | None = None,
     if folder:
         from .bench import _device_facts, _versions
         facts = _device_facts()
-        keep = {"device": facts["name"], "device_facts": facts, "versions": _versions(),
+        here = facts["name"]
+        keep = {"device": here, "device_facts": facts, "versions": _versions(),
                 "title": title or name, "over": over, "rows": rows, "reference": refs,
                 "bounds": bounds}
         os.makedirs(folder, exist_ok=True)
-        with open(os.path.join(folder, f"{_slug(facts['name'])}_{name}.json"), "w") as f:
+        with open(os.path.join(folder, f"{_slug(here)}_{name}.json"), "w") as f:
             json.dump(keep, f, indent=1, default=_plain)
+    else:
+        here = _device_name()
     return speedup_steps(rows, refs or None, bounds=bounds or None, over=over,
-                         title=f"{title or name}: measured on {_device_name()}")
+                         title=f"{title or name}: measured on {here}")
 
 
 def _device_name() -> str:
