@@ -53,6 +53,8 @@ c.CourseDirectory.ignore = [
     "*.pyc",
     ".ipynb_checkpoints",
     ".DS_Store",
+    # the judge's report for the instructor (timings, flags): never copied into feedback
+    "judge.json",
 ]
 
 # --- Executing submissions -----------------------------------------------------------------------

@@ -103,6 +103,10 @@ def describe_exception(error: str, kind: str | None) -> str:
         return ("two threads used the same shared-memory element between the same two barriers. "
                 "Put cuda.syncthreads() after the threads write a tile and before any thread reads "
                 "it, and again after the reads, before the tile is overwritten.")
+    if "BarrierDivergence" in error:
+        return ("every thread of a block must reach the same cuda.syncthreads(), the same number "
+                "of times: move the barrier out of the `if` (or the loop whose length differs per "
+                "thread), and let threads with nothing to do skip the work but not the barrier.")
     if kind == "hang":
         return ("the run never finished: a loop whose index never reaches its bound (a grid-stride "
                 "loop must add the stride each pass) or threads waiting on each other.")

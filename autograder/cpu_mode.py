@@ -67,6 +67,7 @@ def install(warp_size: int = 32) -> None:
     kernelapi.FakeCUDAModule.warpsize = property(lambda self: _state["warp_size"])
     kernel.FakeCUDAModule = kernelapi.FakeCUDAModule
     _state["installed"] = True
-    from . import races, warp
+    from . import provenance, races, warp
     races.install()
     warp.install()
+    provenance.install()

@@ -38,12 +38,13 @@ from typing import Callable
 
 import numpy as np
 
-from . import sandbox
+from . import safe_files, sandbox
 from .checks import GUARD, Outcome, Verdict, describe_exception, is_poison
-from .problem import _stable_seed
+from .problem import PROVENANCE_HINT, _stable_seed, with_provenance
 from .runner import encode_scalars, problem_by_path, speed_inputs
 
 CHECK_KINDS = ("check", "check_hidden", "check_speed")
+FLAG_LINE = "⚑ flagged for your instructor to read:"
 SKIPPED_ERRORS = ("CellTimeoutError", "DeadKernelError")   # recorded by ExecuteGuarded
 SAMPLE = 4096            # output elements checked after every timed call
 MAX_OUTPUT_FILE = 8 << 30
@@ -61,6 +62,12 @@ SUSPICIOUS = {
     r"AAG_SECRET|gradebook|nbgrader_config": "looking for the grader's secrets or files",
     r"autograder\.(runner|judge|checks|problem)\b|\bProblem\.|\.(check|check_hidden|check_speed)\s*=":
         "touching the course's checking code",
+    # (the AST pass in flags_in covers these and more; the regexes are for cells that do not parse)
+    r"cell_contents|\bgc\b\s*\.|__dict__\s*\[|__class__\s*=": "closure, gc or object rewriting",
+    r"\._ary\b|\._item\b|cuda\.simulator": "the CUDA simulator's internals",
+    r"sys\.(modules|meta_path|path_hooks)|importlib|__import__": "changing how modules are imported",
+    r"\bsetattr\s*\(|\bdelattr\s*\(": "patching objects (setattr)",
+    r"inputs-|\.npz\b|judge\.json|\.aag\b": "looking for the grader's files or secrets",
 }
 
 
@@ -95,7 +102,177 @@ def parse_checks(source: str) -> list[CheckCall]:
 
 
 def flags_in(source: str) -> list[str]:
-    return [what for pattern, what in SUSPICIOUS.items() if re.search(pattern, source)]
+    """What in the learner's cells reaches into the harness, for the instructor: an AST pass
+    (:class:`_Flagger`) over the cells (IPython magics turned into Python first); the regexes of
+    ``SUSPICIOUS`` for text that does not parse. Flags, not failures: these tools have legitimate
+    uses, and the provenance checks, not the flags, decide a grade."""
+    try:
+        tree = ast.parse(_plain_python(source))
+    except (SyntaxError, ValueError):
+        return [what for pattern, what in SUSPICIOUS.items() if re.search(pattern, source)]
+    flagger = _Flagger()
+    flagger.visit(tree)
+    return flagger.flags
+
+
+def _plain_python(source: str) -> str:
+    """The cells as Python: a cell magic's first line dropped (its body is analysed, not turned
+    into a string argument that would hide it), line magics and shell escapes as IPython turns
+    them into calls."""
+    source = "\n".join("" if line.lstrip().startswith("%%") else line
+                       for line in source.splitlines())
+    try:
+        from IPython.core.inputtransformer2 import TransformerManager
+    except ImportError:
+        return source
+    return TransformerManager().transform_cell(source)
+
+
+# Modules whose objects a submission must not patch (assignment to their attributes, setattr).
+_GUARDED_MODULES = {"numba", "numpy", "autograder", "time", "sys", "builtins", "os", "threading",
+                    "IPython", "importlib", "gc"}
+_DEFAULT_ALIASES = {"np": "numpy", "numpy": "numpy", "numba": "numba", "cuda": "numba",
+                    "autograder": "autograder", "ag": "autograder"}
+# attribute -> what it is used for, flagged wherever it is read or written
+_ATTRIBUTES = {
+    "_getframe": "frame inspection (sys._getframe)", "f_back": "frame inspection (f_back)",
+    "f_locals": "frame inspection (f_locals)", "f_globals": "frame inspection (f_globals)",
+    "tb_frame": "frame inspection (tb_frame)", "gi_frame": "frame inspection (gi_frame)",
+    "currentframe": "frame inspection (inspect.currentframe)",
+    "stack": None,   # only as inspect.stack, below
+    "__closure__": "closure access (__closure__)", "cell_contents": "closure access (cell_contents)",
+    "__code__": "rewriting function objects (__code__)",
+    "__globals__": "reaching a function's globals (__globals__)",
+    "__subclasses__": "walking the class hierarchy (__subclasses__)",
+    "__builtins__": "changing builtins (__builtins__)",
+    "get_objects": "gc object walking", "get_referrers": "gc object walking",
+    "get_referents": "gc object walking",
+    "_ary": "the CUDA simulator's internals (_ary: a device array's host data)",
+    "_item": "the CUDA simulator's internals (_item)",
+    "_kernel_context": "the CUDA simulator's internals (_kernel_context)",
+    "getsource": "reading source code through inspect",
+    "settrace": "tracing the interpreter (settrace)", "setprofile": "tracing (setprofile)",
+    "meta_path": "changing how modules are imported (sys.meta_path)",
+    "path_hooks": "changing how modules are imported (sys.path_hooks)",
+    "modules": None,     # only as sys.modules, below
+    "excepthook": "changing how errors are shown", "set_custom_exc": "changing how errors are shown",
+    "showtraceback": "changing how errors are shown",
+    "cudadrv": "the CUDA driver layer (numba.cuda.cudadrv)",
+    "input_transformers_post": "changing how cells run (IPython input transformers)",
+    "input_transformers_cleanup": "changing how cells run (IPython input transformers)",
+    "ast_transformers": "changing how cells run (IPython AST transformers)",
+    "simulator": "the CUDA simulator's internals (numba.cuda.simulator)",
+}
+_MODULES = {"ctypes": "ctypes (raw memory access)", "gc": "gc (object walking)",
+            "inspect": "inspect (frames, source)", "importlib": "importlib (module manipulation)",
+            "_ctypes": "ctypes (raw memory access)", "cffi": "cffi (raw memory access)"}
+_FILE_WORDS = ("inputs-", ".npz", "judge.json", ".aag", "gradebook", "outputs-", "sample-",
+               "student-output", "nbgrader_config", "AAG_SECRET", "aag-judge")
+_COURSE_CODE = ("runner", "judge", "checks", "problem", "provenance", "races", "sandbox")
+
+
+class _Flagger(ast.NodeVisitor):
+    """The static pass: names what a cell does that reaches into the harness (see flags_in)."""
+
+    def __init__(self):
+        self.flags: list[str] = []
+        self.aliases = dict(_DEFAULT_ALIASES)     # local name -> guarded module it stands for
+
+    def flag(self, what: str, node=None) -> None:
+        where = ""
+        if node is not None and hasattr(node, "lineno"):
+            try:
+                text = ast.unparse(node)
+            except Exception:   # noqa: BLE001 - unparse is best effort
+                text = ""
+            where = f" (line {node.lineno}" + (f": `{text[:60]}`" if text else "") + ")"
+        entry = what + where
+        if not any(f.startswith(what) for f in self.flags):   # one line per kind of thing
+            self.flags.append(entry)
+
+    def _root(self, node):
+        while isinstance(node, (ast.Attribute, ast.Subscript, ast.Call)):
+            node = node.func if isinstance(node, ast.Call) else node.value
+        return node.id if isinstance(node, ast.Name) else None
+
+    def _import(self, module: str, node) -> None:
+        top = module.split(".")[0]
+        if top in _MODULES:
+            self.flag(_MODULES[top], node)
+        if module.startswith("numba.cuda.simulator"):
+            self.flag(_ATTRIBUTES["simulator"], node)
+        if module.startswith("numba.cuda.cudadrv"):
+            self.flag(_ATTRIBUTES["cudadrv"], node)
+        parts = module.split(".")
+        if top == "autograder" and len(parts) > 1 and parts[1] in _COURSE_CODE:
+            self.flag("touching the course's checking code", node)
+
+    def visit_Import(self, node):
+        for a in node.names:
+            self._import(a.name, node)
+            top = a.name.split(".")[0]
+            if top in _GUARDED_MODULES:
+                self.aliases[(a.asname or a.name).split(".")[0]] = top
+        self.generic_visit(node)
+
+    def visit_ImportFrom(self, node):
+        module = node.module or ""
+        self._import(module, node)
+        top = module.split(".")[0]
+        for a in node.names:
+            self._import(f"{module}.{a.name}", node)
+            if top in _GUARDED_MODULES:
+                self.aliases[a.asname or a.name] = top
+        self.generic_visit(node)
+
+    def visit_Attribute(self, node):
+        what = _ATTRIBUTES.get(node.attr)
+        root = self._root(node)
+        if what:
+            self.flag(what, node)
+        elif node.attr == "stack" and root == "inspect":
+            self.flag("frame inspection (inspect.stack)", node)
+        elif node.attr == "modules" and root == "sys":
+            self.flag("changing or reading loaded modules (sys.modules)", node)
+        if isinstance(node.ctx, (ast.Store, ast.Del)):
+            if node.attr in ("__dict__", "__class__", "__code__", "__defaults__", "__kwdefaults__"):
+                self.flag(f"rewriting an object's {node.attr}", node)
+            elif root in self.aliases:
+                self.flag(f"patching {self.aliases[root]} objects (an attribute of `{root}` "
+                          "assigned)", node)
+        if node.attr in _COURSE_CODE and root in self.aliases and \
+                self.aliases[root] == "autograder" and isinstance(node.value, ast.Name):
+            self.flag("touching the course's checking code", node)
+        self.generic_visit(node)
+
+    def visit_Subscript(self, node):
+        if isinstance(node.ctx, (ast.Store, ast.Del)) and isinstance(node.value, ast.Attribute) \
+                and node.value.attr == "__dict__":
+            self.flag("rewriting an object's __dict__", node)
+        self.generic_visit(node)
+
+    def visit_Call(self, node):
+        func = node.func
+        name = func.id if isinstance(func, ast.Name) else (
+            func.attr if isinstance(func, ast.Attribute) else "")
+        if name in ("setattr", "delattr", "__setattr__", "__delattr__"):
+            self.flag(f"patching objects ({name})", node)
+        elif name in ("__import__", "import_module", "reload"):
+            self.flag("importing or reloading modules by name", node)
+        self.generic_visit(node)
+
+    def visit_Constant(self, node):
+        if isinstance(node.value, str):
+            for word in _FILE_WORDS:
+                if word in node.value:
+                    self.flag("looking for the grader's files or secrets", node)
+                    break
+        self.generic_visit(node)
+
+    def visit_Name(self, node):
+        if node.id in ("__builtins__",):
+            self.flag(_ATTRIBUTES["__builtins__"], node)
+        self.generic_visit(node)
 
 
 @dataclass
@@ -105,6 +282,9 @@ class Settings:
     protected: tuple[Path, ...] = ()    # never visible to learner code
     exec_timeout: float = 300.0         # seconds for the cells before an exercise
     memory_bytes: int = 8 << 30         # resident memory of the student process
+    copy_max_files: int = 2000          # files copied from the submission's folder (more: fails)
+    copy_max_bytes: int = 256 << 20     # bytes copied from the submission's folder (more: fails)
+    max_processes: int = 64             # processes in the student process's tree (sandbox.MAX_PROCESSES)
     speed_without_gpu: str = "zero"     # what a speed cell is worth in CPU mode: zero | full
     speed_calls: int = 20               # timed calls (after 3 warm-up calls)
     gpu_lock_dir: Path = Path(tempfile.gettempdir())
@@ -136,9 +316,22 @@ class StudentProcess:
                  extra_env: dict[str, str] | None = None):
         self.dir = Path(tempfile.mkdtemp(prefix="aag-judge-"))
         self.work = self.dir / "work"
+        # The submission's folder was written by learner code: copied without following links,
+        # without FIFOs or devices, and within caps (safe_files.copy_tree says why). Skipped
+        # links are listed in copy_report; a folder over a cap fails the exercise, saying so.
+        self.copy_report = safe_files.CopyReport()
         if files_from is not None and files_from.is_dir():
-            shutil.copytree(files_from, self.work, ignore=shutil.ignore_patterns("*.ipynb"),
-                            symlinks=False)
+            try:
+                self.copy_report = safe_files.copy_tree(
+                    files_from, self.work, max_files=settings.copy_max_files,
+                    max_bytes=settings.copy_max_bytes)
+            except safe_files.CopyLimitExceeded as exc:
+                shutil.rmtree(self.dir, ignore_errors=True)
+                raise StudentGone(
+                    f"the submission's folder holds {exc}, more than the grader copies for your "
+                    "code to run with (limits: c.JudgeSubmission.copy_max_files and "
+                    "copy_max_bytes); move large or generated files out of the notebook's "
+                    "folder") from None
         else:
             self.work.mkdir()
         os.chmod(self.dir, 0o700)
@@ -161,7 +354,8 @@ class StudentProcess:
                 [str(Path(__file__).resolve().parent.parent), plain.get("PYTHONPATH", "")])
             popen = {"cwd": self.work, "env": {**plain, **env}}
         self.proc = sandbox.Supervised(argv, policy, timeout=settings.exec_timeout,
-                                       memory_bytes=settings.memory_bytes, stdin=subprocess.PIPE,
+                                       memory_bytes=settings.memory_bytes,
+                                       max_processes=settings.max_processes, stdin=subprocess.PIPE,
                                        stdout=subprocess.PIPE, stderr=subprocess.PIPE, **popen)
 
     def send(self, obj: dict) -> None:
@@ -197,6 +391,9 @@ class StudentProcess:
         if self.proc.killed == "memory":
             return (f"it used more than {self.proc.memory_bytes / 2**30:.0f} GiB of memory and was "
                     "stopped (a huge allocation?)")
+        if self.proc.killed == "processes":
+            return (f"it started more than {self.proc.max_processes} processes at once and was "
+                    "stopped (processes started in a loop?)")
         signal_number = -code if code is not None and code < 0 else (
             code - 128 if code is not None and 128 < code < 160 else 0)   # bwrap reports 128+N
         if signal_number:
@@ -218,14 +415,15 @@ class StudentProcess:
             err = ""
         return err[-limit:].strip()
 
-    def load(self, name: str) -> dict[str, np.ndarray]:
-        path = (self.work / name).resolve()
-        if self.work.resolve() not in path.parents or not path.is_file():
-            raise StudentGone("the student process named a file outside its folder")
-        if path.stat().st_size > MAX_OUTPUT_FILE:
-            raise StudentGone("the outputs came back larger than the grader accepts")
-        with np.load(path, allow_pickle=False) as data:
-            return {k: data[k] for k in data.files}
+    def load(self, name: str, max_bytes: int = MAX_OUTPUT_FILE) -> dict[str, np.ndarray]:
+        """The arrays of an ``.npz`` the student process wrote into its folder (which it can
+        write: the name may be a link or a FIFO by now, or a small archive that inflates to
+        gigabytes); at most ``max_bytes`` once decompressed (safe_files.load_npz says how)."""
+        try:
+            return safe_files.load_npz(self.work, name, max_bytes=max_bytes,
+                                       max_file=min(MAX_OUTPUT_FILE, max_bytes + (1 << 20)))
+        except safe_files.UnsafeFile as exc:
+            raise StudentGone(str(exc)) from None
 
     def close(self) -> None:
         with contextlib.suppress(Exception):
@@ -262,6 +460,7 @@ def judge_exercise(cells: list[dict], checks: list[CheckCall], settings: Setting
     try:
         if needs_run:
             student = StudentProcess(settings, files_from)
+            result.flags += student.copy_report.notes()   # links or special files left behind
             hello = student.receive("hello")
             if hello.get("error"):
                 raise RuntimeError(f"the judge's student process failed to start:\n{hello['error']}")
@@ -341,25 +540,32 @@ def _judge_cases(student: StudentProcess, problem, call: CheckCall, settings: Se
                  result: CellResult, cases=None) -> Verdict:
     hidden = call.kind == "check_hidden"
     cases = _cases(problem, call, settings) if cases is None else cases
+    if result.flags and not any(line.startswith(FLAG_LINE) for line in result.lines):
+        # The feedback names what the static pass flagged (details in judge.json): a reason for
+        # the instructor to read the code, not a verdict.
+        result.lines.append(f"{FLAG_LINE} {'; '.join(f.split(' (line')[0] for f in result.flags)}")
     launches, copies = [], []
     progress = settings.progress or (lambda text: None)
     for i, case in enumerate(cases):
         progress(f"{call.kind.replace('_', ' ')}, case {i + 1} of {len(cases)}")
         arrays, scalars = encode_scalars(case.inputs)
         name = f"inputs-{call.kind}-{i}.npz"
-        np.savez(student.work / name, **arrays)
+        safe_files.save_npz(student.work, name, arrays)   # never through a link it left there
         limit = problem._time_limit(case)
         try:
             msg = student.ask({"op": "case", "problem": call.problem, "func": call.func,
                                "size": case.size, "blocks": case.blocks, "threads": case.threads,
                                "inputs": name, "scalars": scalars, "order": list(case.inputs)},
                               "outcome", allow=limit)
-            outcome = Outcome(outputs=student.load(msg["outputs"]), guard_intact=msg["guard_intact"],
+            outcome = Outcome(outputs=student.load(msg["outputs"], safe_files.npz_bytes(
+                                  problem.outputs(case.size))), guard_intact=msg["guard_intact"],
                               error=msg["error"], error_kind=msg["error_kind"])
+            outcome.provenance = msg.get("provenance")   # judged after the values
         except StudentGone as gone:
             outcome = Outcome(error=str(gone), error_kind="crash")
             msg = {}
-        verdict = problem.judge(case, outcome, show_inputs=not hidden)
+        verdict = with_provenance(problem, case, outcome,
+                                  problem.judge(case, outcome, show_inputs=not hidden))
         launches.append(msg.get("student_launches", 0))
         copies.append(msg.get("d2h", 0))   # for the instructor: inputs copied back to the host?
         if verdict.passed and problem.on_device and outcome.error is None:
@@ -390,6 +596,29 @@ def _launch_verdict(problem, case, msg: dict) -> Verdict | None:
                "host, or by a library)")
         return Verdict(problem.name, False, case.describe(), f"the output is right, but {why}",
                        "the exercise is to write the kernel: launch your own `@cuda.jit` function.")
+    if foreign:
+        # A kernel of the learner's ran, and so did one that is not (the course's reference, a
+        # library's): on a GPU nothing tells which of them stored the answer, so the call fails.
+        return Verdict(problem.name, False, case.describe(),
+                       f"a kernel that is not yours ran during the call ({', '.join(foreign)}, from "
+                       "the course package or a library)",
+                       "compute the answer with your own kernels only.")
+    # A second count, kept apart from the harness's list of launches (which learner code could
+    # reach through the hook's closure and append to): the provenance recorder's launches of the
+    # learner's kernel and stores by its threads (CPU mode), or the launches seen at numba's
+    # compiled-kernel layer (GPU). A launch the harness saw must show up there too.
+    prov = msg.get("provenance")
+    if problem.on_device and "outputs" in msg or isinstance(case, _SpeedCase):
+        if not isinstance(prov, dict):
+            return Verdict(problem.name, False, case.describe(),
+                           "the grader's record of this call is missing (was the harness "
+                           "tampered with?)", "launch your own kernel; leave the grader alone.")
+        if prov.get("learner_launches") == 0 or prov.get("driver_launches") == 0 or \
+                prov.get("learner_stores") == 0:
+            return Verdict(problem.name, False, case.describe(),
+                           "the output is right, but no thread of your kernel stored it: the "
+                           "launch the harness counted never ran (records of launches do not "
+                           "compute anything)", PROVENANCE_HINT)
     return None
 
 
@@ -447,7 +676,8 @@ def _judge_speed(student, problem, call: CheckCall, settings: Settings,
             idx = _sample_indices(rng, out_count)
             sample = student.ask({"op": "sample", "buffer": b, "call": i, "idx": idx.tolist()},
                                  "sampled", allow=30)
-            got = student.load(sample["file"])
+            got = student.load(sample["file"], safe_files.npz_bytes(
+                {k: ((idx.size,), dt) for k, (_, dt) in problem.outputs(size).items()}))
             wrong = _check_sample(problem, host[c], out_count, idx, got)
             if wrong:
                 return Verdict(name, False, f"{where}, timed call {i + 1}", wrong,
@@ -543,7 +773,7 @@ class LocalStudent:
             return {"op": "sampled", "file": name}
         raise ValueError(f"LocalStudent does not answer {op!r}")
 
-    def load(self, name: str) -> dict[str, np.ndarray]:
+    def load(self, name: str, max_bytes: int | None = None) -> dict[str, np.ndarray]:
         return self.files.pop(name)
 
     def close(self) -> None:
@@ -698,6 +928,71 @@ def with_hidden(checks: list[CheckCall]) -> list[CheckCall]:
     return out
 
 
+def release_of(path: Path, nb) -> Path | None:
+    """The release notebook (``course/<chapter>/<chapter>.ipynb`` in the repository) that the
+    learner's notebook was copied from: by its folder or file name (the workspace mirrors
+    ``course/``), else the release that shares the most grade cells with it (a renamed copy)."""
+    from .workspace import UPDATED_TAG, default_course_dir
+    course = default_course_dir()
+    if not course.is_dir():
+        return None
+    stem = path.stem[:-len(UPDATED_TAG)] if path.stem.endswith(UPDATED_TAG) else path.stem
+    for name in (path.parent.name, stem):
+        candidate = course / name / f"{name}.ipynb"
+        if candidate.is_file():
+            return candidate
+    import nbformat
+    ids = {c.get("metadata", {}).get("nbgrader", {}).get("grade_id") for c in nb.cells} - {None}
+    best, shared = None, 0
+    for candidate in sorted(course.glob("*/*.ipynb")):
+        try:
+            release = nbformat.read(str(candidate), as_version=4)
+        except Exception:      # noqa: BLE001 - an unreadable file is not the release
+            continue
+        found = len(ids & {g for _, g, _ in grade_cells(release)})
+        if found > shared:
+            best, shared = candidate, found
+    return best
+
+
+def _find_cell(nb, grade_id: str) -> int | None:
+    """The index of the learner's cell with ``grade_id`` (nbgrader metadata, else the cell id:
+    the release gives grade cells the grade id as cell id), or None."""
+    for index, cell in enumerate(nb.cells):
+        if cell.get("metadata", {}).get("nbgrader", {}).get("grade_id") == grade_id:
+            return index
+    for index, cell in enumerate(nb.cells):
+        if cell.get("id") == grade_id and cell.cell_type == "code":
+            return index
+    return None
+
+
+def graded_from_release(nb, release) -> list[tuple[int | None, str, list[CheckCall], float, str]]:
+    """(index in the learner's notebook or None, grade id, the release's checks, the release's
+    points, why it scores 0 or "") for every grade cell of the release. The learner's copy gives
+    only the position (the cells before it are the code judged); what is checked and what it is
+    worth come from the release, so deleting a grade cell, editing its check call to name another
+    function, or changing its points in the metadata gains nothing."""
+    rows = []
+    for r_index, grade_id, checks in grade_cells(release):
+        points = float(release.cells[r_index].metadata["nbgrader"].get("points", 0))
+        index = _find_cell(nb, grade_id)
+        why = ""
+        release_text = "; ".join(f"ag.problems.{c.problem}.{c.kind}({c.func})" for c in checks)
+        if index is None:
+            why = (f"the graded cell `{grade_id}` is missing from your notebook (deleted?): it "
+                   f"scores 0. Copy it back from the release (it calls {release_text}).")
+        else:
+            mine = {(c.problem, c.kind, c.func) for c in with_hidden(parse_checks(
+                nb.cells[index].source))}
+            if not all((c.problem, c.kind, c.func) in mine for c in checks):
+                why = (f"the graded cell `{grade_id}` was edited: the release's cell calls "
+                       f"{release_text}, and yours does not: it scores 0. Restore the cell as "
+                       "the release has it.")
+        rows.append((index, grade_id, checks, points, why))
+    return rows
+
+
 def main(argv: list[str] | None = None) -> int:
     import argparse
 
@@ -706,7 +1001,8 @@ def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(
         prog="aag grade", description="Grade your own notebook with the instructor's judge: your "
         "code runs in a fresh sandboxed process, hidden tests (with a new random seed each time) "
-        "and, on a GPU, the speed test included. Save the notebook first.")
+        "and, on a GPU, the speed test included. The graded cells and their points come from the "
+        "course's release of the chapter. Save the notebook first.")
     p.add_argument("notebook", type=Path)
     p.add_argument("--json", action="store_true", help="print the results as JSON")
     p.add_argument("--no-sandbox", action="store_true", help="run without bubblewrap")
@@ -720,30 +1016,41 @@ def main(argv: list[str] | None = None) -> int:
     if not args.no_sandbox and sandbox.unavailable_reason() and not args.json:
         print(f"note: no sandbox ({sandbox.unavailable_reason()}); your code runs as a plain "
               "process, which is fine for grading your own work.")
-    cells = grade_cells(nb)
-    if not cells:
+    release_path = release_of(args.notebook.resolve(), nb)
+    if release_path is not None:
+        rows = graded_from_release(nb, nbformat.read(str(release_path), as_version=4))
+    else:
+        # Not a copy of a chapter of this course: the notebook's own grade cells, said so.
+        print("aag grade: no release of this chapter found in the course, so the graded cells "
+              "and points are your notebook's own", file=sys.stderr)
+        rows = [(index, grade_id, checks,
+                 float(nb.cells[index].metadata["nbgrader"].get("points", 0)), "")
+                for index, grade_id, checks in grade_cells(nb)]
+    if not rows:
         print("aag grade: this notebook has no graded exercises", file=sys.stderr)
         return 2
     t0 = time.monotonic()
-    results, total, earned = {}, 0.0, 0.0
+    results, total, earned, points_of = {}, 0.0, 0.0, {}
     from .progress import Progress
-    bar = Progress(len(cells), "aag grade", mode="off" if args.json else None, leave=False)
-    for number, (index, grade_id, checks) in enumerate(cells, 1):
+    bar = Progress(len(rows), "aag grade", mode="off" if args.json else None, leave=False)
+    for number, (index, grade_id, checks, points, why) in enumerate(rows, 1):
         bar.begin(grade_id)
         settings.progress = lambda text, g=grade_id: bar.say(f"{g}: {text}")
-        points = float(nb.cells[index].metadata["nbgrader"].get("points", 0))
         if not _gpu() and all(c.kind == "check_speed" for c in checks):
             if not args.json:
-                bar.write(f"[{number}/{len(cells)}] {grade_id} ({points:g} pt): needs a GPU to "
+                bar.write(f"[{number}/{len(rows)}] {grade_id} ({points:g} pt): needs a GPU to "
                           "time anything; not counted here")
             continue
-        result = judge_exercise(cells_before(nb, index), with_hidden(checks), settings, grade_id,
-                                args.notebook.parent)
-        results[grade_id] = result
+        if why:
+            result = CellResult(grade_id, False, error=why)
+        else:
+            result = judge_exercise(cells_before(nb, index), with_hidden(checks), settings,
+                                    grade_id, args.notebook.parent)
+        results[grade_id], points_of[grade_id] = result, points
         total += points
         earned += points * result.passed
         if not args.json:
-            lines = [f"[{number}/{len(cells)}] {grade_id} ({points:g} pt) "
+            lines = [f"[{number}/{len(rows)}] {grade_id} ({points:g} pt) "
                      f"{'✓' if result.passed else '✗'} {result.seconds:.1f} s"]
             lines += ["    " + line for line in result.lines]
             if not result.passed:
@@ -751,8 +1058,12 @@ def main(argv: list[str] | None = None) -> int:
             bar.write("\n".join(lines))
     bar.close()
     if args.json:
-        print(json.dumps({g: {"passed": r.passed, "verdicts": r.lines, "error": r.error}
+        print(json.dumps({g: {"passed": r.passed, "verdicts": r.lines, "error": r.error,
+                              "points": points_of[g]}
                           for g, r in results.items()}, indent=1))
     else:
-        print(f"\nScore: {earned:g} / {total:g} points ({time.monotonic() - t0:.0f} s)")
+        missing = sum(1 for row in rows if row[4])
+        print(f"\nScore: {earned:g} / {total:g} points ({time.monotonic() - t0:.0f} s)"
+              + (f"; {missing} graded cell{'s' * (missing != 1)} missing or edited (0 points)"
+                 if missing else ""))
     return 0

@@ -133,7 +133,9 @@ class Problem:
                  sample_spec: Callable[[dict[str, Any], np.ndarray],
                                        tuple[dict[str, np.ndarray], dict[str, np.ndarray]]] | None = None,
                  speed_launch: Callable[[Any], tuple[Any, Any]] | None = None,
-                 race_check_outputs: bool = False):
+                 race_check_outputs: bool = False,
+                 host_copies_allowed: bool = False,
+                 must_read: Callable[[Case], dict[str, Any]] | None = None):
         self.name = name
         self.title = title
         self.spec = spec
@@ -164,6 +166,11 @@ class Problem:
         # CPU mode: also record plain and atomic accesses to the outputs during a launch and stop
         # it with races.GlobalMemoryRace when two threads conflict (a histogram without atomics).
         self.race_check_outputs = race_check_outputs
+        # Provenance (autograder.provenance): may the learner's code copy the exercise's arrays
+        # to or from the host during a call? Which input elements must a thread of the learner's
+        # kernel read (case -> {input: True | False | bool mask}; inputs not named: every element)?
+        self.host_copies_allowed = host_copies_allowed
+        self.must_read = must_read
 
     def reference_kernel(self) -> Callable:
         """The course's reference kernel, compiled on first use (``reference`` is its factory)."""
@@ -228,21 +235,52 @@ class Problem:
                 f"{outcome.error} (it hung on an earlier case too, so it was not run again)")
         return outcome
 
+    def _recorder(self, submission, args: dict, must: dict):
+        """The data-flow recorder of one call (autograder.provenance), its arrays registered;
+        None for a problem with nothing to record. ``add_output`` still to be called."""
+        from . import provenance
+        if device.current().is_gpu:
+            provenance.install_gpu()
+            rec = provenance.DeviceRanges(self.host_copies_allowed)
+            for name, value in args.items():
+                if hasattr(value, "__cuda_array_interface__"):
+                    rec.add(name, value)
+            rec.add_output = lambda name, buf, *rest: rec.add(name, buf)
+            return rec
+        rec = provenance.Recorder(elementwise=self.elementwise,
+                                  host_copies_allowed=self.host_copies_allowed,
+                                  course_submission=provenance.is_course_code(submission))
+        for name, value in args.items():
+            ary = getattr(value, "__dict__", {}).get("_ary")
+            if isinstance(ary, np.ndarray):
+                rec.add_input(name, value, must.get(name, True), decoy=True)
+        return rec
+
     def _time_limit(self, case: Case) -> float:
         if os.environ.get(CHECK_TIMEOUT_ENV):
             return float(os.environ[CHECK_TIMEOUT_ENV])
         # The simulator runs roughly 10^4 threads per second on one core: allow a wide margin.
         return 20.0 + 2e-3 * case.thread_count
 
-    def _run_here(self, submission: Callable, case: Case) -> Outcome:
+    def _run_here(self, submission: Callable, case: Case, forget_inputs: bool = False) -> Outcome:
+        """One call of the submission on ``case``. ``forget_inputs``: drop the host copies of the
+        inputs once they are on the device (the judge's student process, which never needs them
+        again: learner code finds no host copy of them to compute from)."""
         from numba import cuda
         shapes = self.outputs(case.size)
         t0 = time.perf_counter()
         outcome = Outcome()
+        recorder = None
         try:
             if self.on_device:
                 args = {k: cuda.to_device(v) if isinstance(v, np.ndarray) else v
                         for k, v in case.inputs.items()}
+                must = self.must_read(case) if self.must_read else {}
+                if forget_inputs:
+                    for k, v in list(case.inputs.items()):
+                        if isinstance(v, np.ndarray):
+                            case.inputs[k] = None
+                recorder = self._recorder(submission, args, must)
                 bufs, outs = {}, {}
                 # CPU mode, for problems that ask: outputs as host arrays whose every access in
                 # a launch is race-checked (the simulator copies them in and back out).
@@ -253,11 +291,26 @@ class Problem:
                         from . import races
                         bufs[name] = np.full(size + GUARD, poison_value(dtype), dtype)
                         outs[name] = races.track_outputs({name: bufs[name][:size].reshape(shape)})[name]
+                        if recorder is not None:
+                            recorder.add_output(name, bufs[name], shape, type(outs[name]))
                         continue
                     bufs[name] = cuda.to_device(np.full(size + GUARD, poison_value(dtype), dtype))
                     outs[name] = bufs[name][:size].reshape(shape) if len(shape) > 1 else bufs[name][:size]
-                self.launch(submission, args, outs, case)
-                _synchronize(self._time_limit(case))
+                    if recorder is not None:
+                        recorder.add_output(name, bufs[name], shape)
+                from . import provenance
+                try:
+                    with provenance.recording(recorder) if recorder is not None else \
+                            contextlib.nullcontext():
+                        self.launch(submission, args, outs, case)
+                        _synchronize(self._time_limit(case))
+                finally:
+                    if recorder is not None and hasattr(recorder, "restore"):
+                        recorder.restore()
+                if recorder is not None:
+                    # Judged with the values (with_provenance): a wrong kernel hears what is
+                    # wrong with its values first; a right answer must also have come from it.
+                    outcome.provenance = recorder.judged()
                 for name, (shape, dtype) in shapes.items():
                     host = bufs[name] if tracked else bufs[name].copy_to_host()
                     size = int(np.prod(shape))
@@ -354,7 +407,7 @@ class Problem:
                 outcome = self.run(submission, case)
                 if outcome.printed:
                     bar.write(_truncate(outcome.printed))
-                verdict = self.judge(case, outcome)
+                verdict = with_provenance(self, case, outcome, self.judge(case, outcome))
                 if not verdict.passed:
                     verdict.cases_run = i + 1
                     return verdict
@@ -389,6 +442,24 @@ class Problem:
             return
         from . import timing
         timing.check_speed(self, submission)
+
+
+PROVENANCE_HINT = ("the exercise is to compute the answer in your kernel: every output element "
+                   "must be stored by a thread of your own kernel, from inputs its threads read "
+                   "on the device (no NumPy or library result, no host copy of the arrays).")
+
+
+def with_provenance(problem: Problem, case: Case, outcome: Outcome, verdict: Verdict) -> Verdict:
+    """The verdict on a call's values, and then on where they came from (autograder.provenance,
+    in ``outcome.provenance``): a right answer the learner's kernel did not compute fails; so does
+    a call that copied the exercise's arrays to the host, even with wrong values (an input decoy
+    made them wrong). Unread inputs and elements written twice come after the values."""
+    provenance = getattr(outcome, "provenance", None) or {}
+    if provenance.get("verdict") and outcome.error is None and (
+            verdict.passed or provenance.get("before_values")):
+        return Verdict(problem.name, False, case.describe(), provenance["verdict"],
+                       PROVENANCE_HINT)
+    return verdict
 
 
 GRADING_ENV = "AAG_GRADING"   # "judge": the kernel nbgrader runs at autograde; the judge grades

@@ -24,6 +24,13 @@ access is recorded for the whole launch. Threads of *different* blocks are never
 launch, so any conflicting pair of them races (whatever the barriers); threads of one block race
 as in shared memory (same barrier interval). The launch stops with :class:`GlobalMemoryRace`.
 
+Barriers reached by only some threads (a ``cuda.syncthreads()`` inside ``if t < stride:``,
+after an early ``return``, in a loop whose trip count differs per thread, or two different
+barrier lines): the simulator releases a barrier once every *live* thread waits at *any* barrier,
+so such kernels run and often sum right; in CUDA they are undefined behaviour. :class:`_Barriers`
+checks each release and stops the launch with :class:`BarrierDivergence`, naming the barrier's
+line and the threads that skipped it (see there).
+
 The recording is reusable: inside ``with record() as accesses:`` every shared-memory access of the
 simulated launches is appended to ``accesses`` (block, thread, interval, array, element, kind,
 line), for pictures of who touched what and when. Disable detection with ``AAG_RACE_CHECK=0``.
@@ -37,6 +44,7 @@ import os
 import re
 import sys
 import threading
+import time
 from dataclasses import dataclass
 
 import numpy as np
@@ -67,7 +75,7 @@ class Access:
 
 _local = threading.local()      # per simulated thread: inside an atomic operation?
 _warp = None                    # autograder.warp, once CPU mode installs it
-_state: dict = {"recording": None, "installed": False, "launches": 0}
+_state: dict = {"recording": None, "installed": False, "launches": 0, "atomics": None}
 
 
 def enabled() -> bool:
@@ -83,6 +91,25 @@ def record():
         yield accesses
     finally:
         _state["recording"] = previous
+
+
+@contextlib.contextmanager
+def count_atomics():
+    """Count the atomic operations (``cuda.atomic.*``) of the simulated launches inside the
+    block, by the memory they update: ``counts["shared"]`` (a ``cuda.shared.array``) and
+    ``counts["global"]`` (anything else: kernel arguments). Independent of :func:`record`, so it
+    nests with any recording."""
+    log: list[str] = []
+    counts = {"shared": 0, "global": 0}
+    previous, _state["atomics"] = _state["atomics"], log
+    try:
+        yield counts
+    finally:
+        _state["atomics"] = previous
+        counts["shared"] = log.count("shared")
+        counts["global"] = len(log) - counts["shared"]
+        if previous is not None:
+            previous.extend(log)
 
 
 # What conflicts with what: a plain write with anything; atomics only with plain accesses.
@@ -208,6 +235,158 @@ def _dim(t) -> str:
     return f"({', '.join(map(str, t))})" if len(t) > 1 else str(t[0])
 
 
+# -- barriers reached by every thread --------------------------------------------------------------
+
+class BarrierDivergence(RuntimeError):
+    """A ``cuda.syncthreads()`` that not every thread of the block reached (or threads at
+    different barriers): undefined behaviour in CUDA."""
+
+    def __init__(self, message: str = ""):
+        # The simulator re-raises a thread's error as ``type(e)("tid=[..] ctaid=[..]: " + msg)``:
+        # the thread that happened to complete the check is no news (the message names them all),
+        # and without it the message is the same on every run.
+        super().__init__(re.sub(r"^tid=\[[^\]]*\] ctaid=\[[^\]]*\]: ", "", str(message)))
+
+
+class _Barriers:
+    """Which barrier each thread of one block waits at, and which threads have finished.
+
+    The simulator releases a barrier as soon as every thread that is still running waits at *a*
+    barrier: threads that returned early, or that wait at another ``cuda.syncthreads()`` line (or
+    at the same line in another loop iteration), are not told apart, so a barrier inside
+    ``if t < stride:`` runs on as if it were right. CUDA requires every thread of the block to
+    reach the same barrier (the same call, the same number of times); anything else is undefined
+    behaviour (a GPU may hang, or release the barrier early and read stale shared memory).
+
+    Here, the moment the simulator would release (every thread either waiting at a barrier or
+    finished), the thread that completed that state checks: every thread waits, all at the same
+    line (and the same calling lines of device functions) having passed the same number of
+    barriers. Otherwise it raises :class:`BarrierDivergence` naming the line and the threads that
+    did not reach it. That moment does not depend on the order the threads ran in (each runs
+    until it blocks or ends), so the verdict is the same every time.
+    """
+
+    def __init__(self, size: int, dim: tuple[int, ...]):
+        self.size, self.dim = size, dim
+        self.lock = threading.Lock()
+        self.waiting: dict[tuple, tuple[int, tuple]] = {}   # thread -> (barriers passed, site)
+        self.finished: dict[tuple, int] = {}                # thread -> barriers passed
+        self.failed = False
+
+    def arrive(self, thread) -> None:
+        if not enabled():
+            return
+        tid = tuple(thread.threadIdx)
+        with self.lock:
+            if self.failed:
+                return
+            self.waiting[tid] = (getattr(thread, "_aag_interval", 0), _barrier_site())
+            if len(self.waiting) + len(self.finished) != self.size:
+                return                           # others still running: not released yet
+            error = self._diverged(thread)
+            if error is None:
+                self.waiting.clear()             # the simulator releases them all now
+                return
+            self.failed = True
+        raise error
+
+    def finish(self, thread) -> None:
+        tid = tuple(thread.threadIdx)
+        with self.lock:
+            if self.failed:
+                return
+            if thread.exception is not None or not enabled():
+                self.failed = True               # the block stops anyway; that error is the news
+                return
+            self.finished[tid] = getattr(thread, "_aag_interval", 0)
+            if not self.waiting or len(self.waiting) + len(self.finished) != self.size:
+                return
+            error = self._diverged(thread)
+            self.failed = True
+        # The threads at the barrier would now be released. Fail this thread instead, and stay
+        # alive until the simulator has seen it (it only looks at live threads) and aborted the
+        # block.
+        thread.exception = (error, None)
+        deadline = time.monotonic() + 30
+        while not thread.abort and time.monotonic() < deadline:
+            time.sleep(0.002)
+
+    # what went wrong, in words (the lock is held)
+    def _diverged(self, thread) -> BarrierDivergence | None:
+        groups: dict[tuple, list] = {}
+        for tid, key in self.waiting.items():
+            groups.setdefault(key, []).append(tid)
+        if len(groups) == 1 and not self.finished:
+            return None
+        # The largest group first: most threads are usually right, a few skipped.
+        ordered = sorted(groups.items(), key=lambda kv: (-len(kv[1]), kv[0]))   # then by count, line
+        (passed, site), first = ordered[0]
+        head = (f"cuda.syncthreads() not reached by every thread of block "
+                f"{_dim(thread.blockIdx)}: {self._threads(first)} "
+                f"{'wait' if len(first) > 1 else 'waits'} at "
+                f"{_barrier_text(site, passed)}")
+        if self.finished:
+            body = f", but {self._threads(self.finished)} finished without reaching it"
+        else:
+            others = [f"{self._threads(tids)} at {_barrier_text(s, p)}"
+                      for (p, s), tids in ordered[1:3]]
+            more = f" and {len(ordered) - 3} other groups" if len(ordered) > 3 else ""
+            body = ", while " + "; ".join(others) + more
+            if all(p == passed for (p, _s) in groups):
+                # Same count, different lines: a GPU has one barrier per block (bar.sync 0),
+                # so these might even release each other, but CUDA does not promise it.
+                body += " (two different cuda.syncthreads() calls are not one barrier)"
+        tail = (". In CUDA every thread of a block must reach the same barrier (anything else "
+                "is undefined: a GPU may hang or read stale data): move it out of the `if` or "
+                "loop, or after the early `return`, and guard only the work")
+        return BarrierDivergence(head + body + tail)
+
+    def _threads(self, tids) -> str:
+        tids = sorted(tids, key=lambda t: (t[2], t[1], t[0]))
+        n = len(tids)
+        word = "thread" if n == 1 else "threads"
+        if len(self.dim) == 1 or all(d == 1 for d in self.dim[1:]):
+            xs = [t[0] for t in tids]
+            runs, start = [], xs[0]
+            for a, b in zip(xs, xs[1:] + [None]):
+                if b != a + 1:
+                    runs.append(str(start) if start == a else f"{start}-{a}")
+                    start = b
+            text = ", ".join(runs[:4]) + (", ..." if len(runs) > 4 else "")
+        else:
+            axes = 3 if len(self.dim) > 2 and self.dim[2] > 1 else 2      # (x, y) or (x, y, z)
+            text = (", ".join("(" + ", ".join(map(str, t[:axes])) + ")" for t in tids[:4])
+                    + (", ..." if n > 4 else ""))
+        counted = "..." in text or "," in text
+        return f"{word} {text}" + (f" ({n} threads)" if n > 2 and counted else "")
+
+
+def _barrier_site() -> tuple:
+    """The lines of the kernel and device functions that led to this barrier, outermost first
+    (frames of the simulator and of this package are left out: ``syncthreads_count`` is one
+    barrier site, at the learner's line)."""
+    sites, frame = [], sys._getframe(2)
+    ours = (__file__, os.path.join(os.path.dirname(__file__), "warp.py"))
+    while frame is not None:
+        name = frame.f_code.co_filename
+        if name.endswith("threading.py"):
+            break
+        if os.sep + "simulator" + os.sep not in name and name not in ours:
+            sites.append((name, frame.f_lineno))
+        frame = frame.f_back
+    return tuple(reversed(sites))
+
+
+def _barrier_text(site: tuple, passed: int) -> str:
+    if not site:
+        return "a barrier"
+    filename, line = site[-1]
+    text = linecache.getline(filename, line).strip()
+    nth = passed + 1
+    suffix = "th" if 10 <= nth % 100 <= 20 else {1: "st", 2: "nd", 3: "rd"}.get(nth % 10, "th")
+    return f"line {line}" + (f" `{text}`" if text else "") + f" (their {nth}{suffix} barrier)"
+
+
 class _GlobalTracker(_Tracker):
     """Who touched which element of one output during one launch (all blocks): threads of
     different blocks conflict whatever the barriers, threads of one block as in shared memory."""
@@ -264,12 +443,16 @@ class _GlobalArray(np.ndarray):
         np.ndarray.__setitem__(self, key, value)
 
 
+_WRAPPERS = (__file__, os.path.join(os.path.dirname(__file__), "provenance.py"))
+
+
 def _kernel_line() -> int:
     """The line of the kernel that made this access: the first frame outside the simulator's
-    array wrappers (a kernel's ``out[i]`` goes through two of them)."""
+    array wrappers (a kernel's ``out[i]`` goes through two of them) and the course's own
+    (this module, and the provenance recorder's wrapper of the same arrays)."""
     frame = sys._getframe(2)
     while frame is not None and ("simulator" in frame.f_code.co_filename
-                                 or frame.f_code.co_filename == __file__):
+                                 or frame.f_code.co_filename in _WRAPPERS):
         frame = frame.f_back
     if frame is None:
         return 0
@@ -370,6 +553,10 @@ class _AtomicMarking:
             return fn
 
         def atomic(*args, **kwargs):
+            counts = _state["atomics"]
+            if counts is not None and args:
+                # list.append is atomic under the GIL (no lock: see _Tracker.touch)
+                counts.append("shared" if isinstance(args[0], SharedArray) else "global")
             frame = sys._getframe(1)          # the kernel's line, not the simulator's
             _state["file"] = frame.f_code.co_filename
             _local.atomic, _local.line, _local.logged = True, frame.f_lineno, False
@@ -387,7 +574,8 @@ def _extend(module) -> None:
 
 
 def install() -> None:
-    """Hook the simulator (CPU mode only): track shared arrays and count barrier intervals."""
+    """Hook the simulator (CPU mode only): track shared arrays, count barrier intervals, and check
+    that every thread of a block reaches the same barriers (:class:`_Barriers`)."""
     if _state["installed"]:
         return
     from numba.cuda.simulator import kernel
@@ -395,11 +583,28 @@ def install() -> None:
     from . import cpu_mode
 
     sync = kernel.BlockThread.syncthreads
+    manager_init, thread_run = kernel.BlockManager.__init__, kernel.BlockThread.run
+
+    def block_init(self, f, grid_dim, block_dim, debug):
+        manager_init(self, f, grid_dim, block_dim, debug)
+        self._aag_barriers = _Barriers(int(np.prod(block_dim)), tuple(block_dim))
 
     def syncthreads(self):
+        barriers = getattr(self._manager, "_aag_barriers", None)
+        if barriers is not None:
+            barriers.arrive(self)        # raises BarrierDivergence instead of a wrong release
         sync(self)
         self._aag_interval = getattr(self, "_aag_interval", 0) + 1
+
+    def run(self):
+        thread_run(self)                 # the simulator stores the thread's exception, if any
+        barriers = getattr(self._manager, "_aag_barriers", None)
+        if barriers is not None:
+            barriers.finish(self)
+
+    kernel.BlockManager.__init__ = block_init
     kernel.BlockThread.syncthreads = syncthreads
+    kernel.BlockThread.run = run
     cpu_mode.extension(_extend)
     global _warp
     from . import warp as _warp_module

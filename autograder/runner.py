@@ -9,7 +9,11 @@ Before any learner code runs, the harness captures what it times and synchronise
 installs hooks that count kernel launches (whose kernel: the learner's own, or code from a library
 or from this package), device-to-host copies and streams created. Learner code shares this process,
 so a determined submission could still tamper with the harness itself (ctypes, rewriting function
-objects); the judge scans the source for such tools and flags it for the instructor.
+objects); the judge scans the source for such tools and flags it for the instructor, and
+cross-checks the harness's launch count with a second one kept by :mod:`autograder.provenance`
+(which also proves, in CPU mode, that the learner's kernel computed the outputs, and fails host
+copies of the exercise's arrays on CPU and GPU). The inputs' file is deleted as soon as it is
+read, and GPU libraries (CuPy, PyTorch, JAX, Triton, cuda.compute) cannot be imported.
 
 Protocol: one JSON object per line on the file descriptors that were stdin/stdout at start (the
 learner's own prints go to ``student-output.txt``); arrays travel as ``.npz`` files in the working
@@ -18,9 +22,11 @@ folder, read by the judge with ``allow_pickle=False``.
 
 from __future__ import annotations
 
+import contextlib
 import copy
 import json
 import os
+import re
 import sys
 import traceback
 from pathlib import Path
@@ -102,6 +108,9 @@ class Harness:
         self.streams = 0
         self._trusted = tuple(str(p) for p in _trusted_roots())
         self._install_hooks()
+        if self.gpu:   # host copies of the exercise's arrays, launches at the driver's layer
+            from . import provenance
+            provenance.install_gpu()
         if self.gpu:
             @cuda.jit
             def gather(src, idx, dst):
@@ -116,7 +125,8 @@ class Harness:
         return bool(filename) and not filename.startswith(self._trusted)
 
     def _record_launch(self, fn) -> None:
-        if self.recording:
+        # The course's preparing kernels (zeroing an output) are not launches of anybody's answer.
+        if self.recording and not _is_course_helper(fn):
             self.launches.append((getattr(fn, "__name__", "?"), self._own(fn)))
 
     def _install_hooks(self) -> None:
@@ -185,11 +195,11 @@ class Harness:
         return wrapped
 
     # -- correctness ------------------------------------------------------------------------------
-    def run_case(self, problem, submission, case):
+    def run_case(self, problem, submission, case, forget_inputs: bool = False):
         problem = copy.copy(problem)
         problem.launch = self.recorded(problem.launch)
         self.reset_counts()
-        return problem._run_here(submission, case)
+        return problem._run_here(submission, case, forget_inputs=forget_inputs)
 
     # -- speed (GPU only) -------------------------------------------------------------------------
     def speed_setup(self, problem, size, nonce: int, contents: int, buffers: int) -> None:
@@ -252,15 +262,21 @@ class Harness:
         error = None
         queued = False
         launch = self.recorded(problem.launch)
+        from . import provenance
+        ranges = provenance.DeviceRanges(problem.host_copies_allowed)
+        for name, buf in [*work.items(), *outs.items()]:
+            ranges.add(name, buf)
         self._hold()
         self._record(start)
         try:
-            launch(submission, {**work, **self.scalars[content]}, views, case)
+            with provenance.recording(ranges):
+                launch(submission, {**work, **self.scalars[content]}, views, case)
             self._record(end_queued)
             queued = True
             self._device_sync()
         except Exception as exc:   # learner code
             error = "".join(traceback.format_exception_only(type(exc), exc)).strip()
+        error = error or ranges.verdict()
         self._record(end)
         self._event_sync(end)
         wall = self._elapsed(start, end)
@@ -269,7 +285,8 @@ class Harness:
             gpu = self._elapsed(start, end_queued)
             if wall - gpu <= max(0.05, 0.1 * gpu):
                 ms = gpu
-        return {"ms": ms, "wall_ms": wall, "error": error, **self.counts()}
+        return {"ms": ms, "wall_ms": wall, "error": error, **self.counts(),
+                "provenance": ranges.summary()}
 
     def sample(self, buffer: int, idx: np.ndarray) -> dict[str, np.ndarray]:
         cuda = self.cuda
@@ -281,6 +298,36 @@ class Harness:
             got[name] = dst.copy_to_host()
         return got
 
+
+
+def cell_error_text(err: BaseException) -> str:
+    """One line for an error a cell raised; a SyntaxError says where, with the offending text
+    (``str()`` of one says only "invalid syntax (<ipython-input-...>, line 3)")."""
+    if isinstance(err, SyntaxError):
+        where = f"line {err.lineno} of the cell" if err.lineno else "the cell"
+        text = (err.text or "").strip()
+        return (f"{type(err).__name__}: {err.msg} ({where}" + (f": `{text[:120]}`" if text else "")
+                + ")")
+    return f"{type(err).__name__}: {str(err)[:300]}"
+
+
+def missing_function_text(func: str, cell_errors: list[dict]) -> str:
+    """Why the check has nothing to call: the cell that failed to define ``func``, when one
+    raised (a SyntaxError in the solution cell is the usual reason), else a NameError."""
+    if cell_errors:
+        # The failing cell that mentions the function (the exercise's cell), else the last one.
+        named = [e for e in cell_errors if re.search(rf"\b{re.escape(func)}\b", e.get("source", ""))]
+        first = (named or cell_errors)[-1]
+        cell = f" `{first['cell']}`" if first.get("cell") else ""
+        return (f"{first['error']}: in cell{cell}, so `{func}` was never defined; fix that cell "
+                "first")
+    return (f"NameError: name '{func}' is not defined (the exercise cell must define it; no cell "
+            "before the check raised, so is it spelled differently there?)")
+
+
+def _is_course_helper(fn) -> bool:
+    from .provenance import is_course_helper
+    return is_course_helper(fn)
 
 
 def speed_inputs(problem, nonce: int, content: int, size) -> dict:
@@ -311,6 +358,39 @@ def _trusted_roots() -> list[Path]:
     return sorted(roots)
 
 
+# ---- libraries that compute for the learner ------------------------------------------------------
+
+BLOCKED_IMPORTS = ("cupy", "cupyx", "torch", "jax", "jaxlib", "triton", "cuda.compute",
+                   "cuda.cccl", "tensorflow")
+
+
+class _NoGpuLibraries:
+    """A ``sys.meta_path`` finder, first in line while a submission is graded: the exercises ask
+    for the learner's own kernels, and a library (CuPy, PyTorch, JAX, Triton, cuda.compute) would
+    compute the answer on the device where no recorder can tell its stores from the kernel's.
+    Removing it from ``sys.meta_path`` is flagged by the judge's static pass."""
+
+    def find_spec(self, name, path=None, target=None):
+        if any(name == b or name.startswith(b + ".") for b in BLOCKED_IMPORTS):
+            # ModuleNotFoundError: code that tolerates a missing optional library skips it
+            raise ModuleNotFoundError(
+                f"`{name}` cannot be imported while your code is graded: the exercise is to write "
+                "the kernel yourself, so GPU libraries (CuPy, PyTorch, JAX, Triton, cuda.compute) "
+                "are not available here")
+        return None
+
+    def invalidate_caches(self):
+        pass
+
+
+def block_gpu_libraries() -> None:
+    for name in list(sys.modules):
+        if any(name == b or name.startswith(b + ".") for b in BLOCKED_IMPORTS):
+            del sys.modules[name]
+    if not any(isinstance(f, _NoGpuLibraries) for f in sys.meta_path):
+        sys.meta_path.insert(0, _NoGpuLibraries())
+
+
 # ---- the loop ----------------------------------------------------------------------------------------
 
 def main() -> None:
@@ -338,26 +418,34 @@ def main() -> None:
     except Exception:
         send({"op": "hello", "error": traceback.format_exc()[-2000:]})
         raise
+    block_gpu_libraries()
     sys.path.append(os.getcwd())   # the learner's own modules, after everything installed
     send({"op": "hello", "backend": device.current().name})
     case_number = 0
+    cell_errors: list[dict] = []
     for line in proto_in:
         msg = json.loads(line)
         op = msg["op"]
         if op == "exec":
-            errors = []
+            errors, sources = [], []
             for cell in msg["cells"]:
                 result = shell.run_cell(cell["source"], store_history=False)
                 err = result.error_in_exec or result.error_before_exec
                 if err is not None:
-                    errors.append({"cell": cell.get("id", ""),
-                                   "error": f"{type(err).__name__}: {str(err)[:300]}"})
+                    errors.append({"cell": cell.get("id", ""), "error": cell_error_text(err)})
+                    sources.append(cell["source"])
+            # Named (with the failing cell's source, kept here) if the exercise's function turns
+            # out to be missing.
+            cell_errors = [dict(e, source=src) for e, src in zip(errors, sources)]
             send({"op": "executed", "errors": errors})
         elif op == "case":
             from autograder.problem import Case, as_size
             problem = problem_by_path(msg["problem"])
             with np.load(msg["inputs"], allow_pickle=False) as data:
                 inputs = {k: data[k] for k in data.files}
+            # Gone before learner code runs: no np.load of the inputs to compute on the host.
+            with contextlib.suppress(OSError):
+                os.unlink(msg["inputs"])
             inputs.update(decode_scalars(msg["scalars"]))
             inputs = {k: inputs[k] for k in msg["order"]}
             case = Case(size=as_size(msg["size"]), inputs=inputs, blocks=as_size(msg["blocks"]),
@@ -365,17 +453,18 @@ def main() -> None:
             submission = shell.user_ns.get(msg["func"])
             if submission is None:
                 from autograder.checks import Outcome
-                outcome = Outcome(error=f"NameError: name '{msg['func']}' is not defined (the "
-                                  f"exercise cell must define it; did that cell raise?)",
+                outcome = Outcome(error=missing_function_text(msg["func"], cell_errors),
                                   error_kind="exception")
             else:
-                outcome = harness.run_case(problem, submission, case)
+                del inputs
+                outcome = harness.run_case(problem, submission, case, forget_inputs=True)
             case_number += 1
             out_file = f"outputs-{case_number}.npz"
             np.savez(out_file, **{k: np.asarray(v) for k, v in outcome.outputs.items()})
             send({"op": "outcome", "outputs": out_file, "guard_intact": outcome.guard_intact,
                   "error": outcome.error, "error_kind": outcome.error_kind,
-                  "seconds": outcome.seconds, **harness.counts()})
+                  "seconds": outcome.seconds, **harness.counts(),
+                  "provenance": getattr(outcome, "provenance", None)})
             if outcome.error_kind in ("cuda", "hang"):
                 break   # the CUDA context may be unusable now: the judge starts a fresh process
         elif op == "speed_setup":

@@ -20,8 +20,12 @@ capabilities, and every file it could read only as root's (``/etc/shadow``, ``/e
 is masked, so root's ownership of the visible files gives it nothing more than ``nobody`` has.
 
 Limits (see docs/grading.md): the sandbox shares the kernel and the GPU with the host; it relies on
-unprivileged user namespaces (``bwrap`` fails loudly where they are disabled); memory is bounded by
-a watchdog on resident memory, polled, not by a cgroup.
+unprivileged user namespaces (``bwrap`` fails loudly where they are disabled); memory and the
+number of processes are bounded by a :class:`Watchdog` polling the process tree (resident memory
+of the whole tree, count of its processes), not by a cgroup, for the judge's student processes
+and nbgrader's kernel alike. (``RLIMIT_NPROC`` is no substitute: it counts every process of the
+grader's user, not of the sandbox, and is not enforced at all for root, which the sandbox's user
+maps to when grading runs as root.)
 """
 
 from __future__ import annotations
@@ -47,6 +51,8 @@ PASSED_ENV = ("LANG", "LC_ALL", "TERM", "AAG_BACKEND", "AAG_WARP_SIZE", "AAG_CHE
 SYSTEM_DIRS = ("/usr", "/etc")
 SYSTEM_LINKS = ("/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32")
 GPU_NODES = ("nvidia", "kfd", "dri")   # /dev entries starting with these
+MAX_PROCESSES = 64       # processes in one sandbox's tree (bwrap's two included)
+POLL = 0.05              # seconds between two looks of a watchdog
 
 
 class SandboxUnavailable(RuntimeError):
@@ -239,39 +245,48 @@ def use(mode: str, setting: str) -> bool:
     return reason is None
 
 
-class Supervised:
-    """A process under a watchdog: killed when it runs too long or holds too much memory
-    (resident memory of its whole process tree, polled every 50 ms). In the sandbox given by
-    ``policy``, or, with ``policy=None``, as a plain child (self-study without bubblewrap)."""
+class Watchdog:
+    """Watches a process tree from a thread: every ``POLL`` seconds it sums the resident memory
+    of the process and all its descendants and counts them, and calls ``on_limit`` with
+    ``"memory"``, ``"processes"`` or ``"time"`` (once ``deadline()`` has passed) when one is over
+    its limit. Used for the judge's student processes (:class:`Supervised`) and nbgrader's
+    sandboxed kernel (:class:`~autograder.nbgrader_ext.SandboxedKernelManager`), so a learner's
+    code cannot hold the grader's memory or fill its process table in either.
 
-    def __init__(self, argv: list[str], policy: Policy | None, *, timeout: float,
-                 memory_bytes: int, **popen):
+    Polled, so an allocation or a fork burst faster than ``POLL`` can overshoot briefly: the
+    kernel's own limits (a cgroup's ``memory.max`` and ``pids.max``) would stop it at once, but
+    need a delegated cgroup v2, which graders seldom have (see docs/grading.md)."""
+
+    def __init__(self, pid: int, *, memory_bytes: int, max_processes: int = MAX_PROCESSES,
+                 on_limit, deadline=None, interval: float = POLL):
         import psutil
 
-        self.timeout, self.memory_bytes = timeout, memory_bytes
-        self.killed: str | None = None          # "time" or "memory"
+        self.memory_bytes, self.max_processes = memory_bytes, max_processes
+        self.on_limit, self.deadline, self.interval = on_limit, deadline, interval
         self.peak_rss = 0
-        cmd = command(argv, policy) if policy is not None else list(argv)
-        self.start = time.monotonic()
-        self.proc = subprocess.Popen(cmd, preexec_fn=_child_limits, **popen)
-        self._ps = psutil.Process(self.proc.pid)
+        self.peak_processes = 0
+        self.hit: str | None = None
+        self._ps = psutil.Process(pid)
         self._stop = threading.Event()
-        self._deadline = self.start + timeout
         self._thread = threading.Thread(target=self._watch, daemon=True)
         self._thread.start()
 
-    def deadline_in(self, seconds: float) -> None:
-        """Move the deadline to ``seconds`` from now (the judge sets one per request it sends)."""
-        self._deadline = time.monotonic() + seconds
+    def tree(self) -> list:
+        """The process and its descendants (empty once it has ended)."""
+        import psutil
 
-    def _rss(self) -> int:
+        try:
+            if not self._ps.is_running() or self._ps.status() == psutil.STATUS_ZOMBIE:
+                return []
+            return [self._ps, *self._ps.children(recursive=True)]
+        except psutil.Error:
+            return []
+
+    @staticmethod
+    def rss(procs) -> int:
         import psutil
 
         total = 0
-        try:
-            procs = [self._ps, *self._ps.children(recursive=True)]
-        except psutil.Error:
-            return 0
         for p in procs:
             try:
                 total += p.memory_info().rss
@@ -280,15 +295,82 @@ class Supervised:
         return total
 
     def _watch(self) -> None:
-        while not self._stop.wait(0.05):
-            if self.proc.poll() is not None:
+        while not self._stop.wait(self.interval):
+            procs = self.tree()
+            if not procs:
                 return
-            rss = self._rss()
+            rss = self.rss(procs)
             self.peak_rss = max(self.peak_rss, rss)
+            self.peak_processes = max(self.peak_processes, len(procs))
             if rss > self.memory_bytes:
-                self.kill("memory")
-            elif time.monotonic() > self._deadline:
-                self.kill("time")
+                reason = "memory"
+            elif len(procs) > self.max_processes:
+                reason = "processes"
+            elif self.deadline is not None and time.monotonic() > self.deadline():
+                reason = "time"
+            else:
+                continue
+            if self.hit is None:
+                self.hit = reason
+            self.on_limit(reason)
+            kill_tree(procs)
+            return
+
+    def stop(self) -> None:
+        self._stop.set()
+
+
+def kill_tree(procs) -> None:
+    """SIGKILL a process tree as listed, its root first. For a sandbox the root is ``bwrap``: its
+    death takes the sandbox's PID namespace with it (``--die-with-parent``); the rest of the list
+    is for a process run without a sandbox."""
+    import psutil
+
+    for p in procs:
+        try:
+            p.kill()
+        except psutil.Error:
+            pass
+
+
+def limit_text(reason: str, memory_bytes: int, max_processes: int) -> str:
+    """What a process stopped by a watchdog did, in words ("used more than 1 GiB of memory")."""
+    if reason == "memory":
+        return f"used more than {memory_bytes / 2**30:.3g} GiB of memory"
+    if reason == "processes":
+        return f"ran more than {max_processes} processes at once"
+    return "ran past its time limit"
+
+
+class Supervised:
+    """A process under a :class:`Watchdog`: killed when it runs too long, holds too much memory
+    (resident memory of its whole process tree) or starts too many processes. In the sandbox
+    given by ``policy``, or, with ``policy=None``, as a plain child (self-study without
+    bubblewrap)."""
+
+    def __init__(self, argv: list[str], policy: Policy | None, *, timeout: float,
+                 memory_bytes: int, max_processes: int = MAX_PROCESSES, **popen):
+        self.timeout, self.memory_bytes, self.max_processes = timeout, memory_bytes, max_processes
+        self.killed: str | None = None          # "time", "memory" or "processes"
+        cmd = command(argv, policy) if policy is not None else list(argv)
+        self.start = time.monotonic()
+        self.proc = subprocess.Popen(cmd, preexec_fn=_child_limits, **popen)
+        self._deadline = self.start + timeout
+        self._dog = Watchdog(self.proc.pid, memory_bytes=memory_bytes,
+                             max_processes=max_processes, on_limit=self._limit,
+                             deadline=lambda: self._deadline)
+
+    @property
+    def peak_rss(self) -> int:
+        return self._dog.peak_rss
+
+    def deadline_in(self, seconds: float) -> None:
+        """Move the deadline to ``seconds`` from now (the judge sets one per request it sends)."""
+        self._deadline = time.monotonic() + seconds
+
+    def _limit(self, reason: str) -> None:
+        if self.killed is None:
+            self.killed = reason
 
     def kill(self, reason: str) -> None:
         if self.killed is None:
@@ -299,7 +381,7 @@ class Supervised:
             pass
 
     def close(self) -> int:
-        self._stop.set()
+        self._dog.stop()
         if self.proc.poll() is None:
             try:
                 self.proc.wait(timeout=5)

@@ -228,6 +228,56 @@ def test_private_submission_verdict(name):
                 assert fragment in failure, (fragment, failure)
 
 
+@cuda.jit
+def private_global_atomics_only(data, hist):          # 9.1's grid-stride kernel, handed in for 9.2
+    for i in range(cuda.grid(1), data.size, cuda.gridsize(1)):
+        cuda.atomic.add(hist, data[i], 1)
+
+
+@cuda.jit
+def private_copy_for_show(data, hist):                # a private copy, and a global atomic per byte
+    bins = cuda.shared.array(NUM_BINS, uint32)
+    for i in range(cuda.grid(1), data.size, cuda.gridsize(1)):
+        cuda.atomic.add(bins, data[i], 1)
+        cuda.atomic.add(hist, data[i], 1)
+
+
+@pytest.mark.skipif(not CPU, reason="CPU mode counts the atomics; on a GPU the speed cell is the "
+                                    "check (global atomics are far below its bar)")
+@pytest.mark.parametrize("problem", ["histogram_private", "histogram_aggregate"])
+def test_an_exercise_that_asks_for_privatization_checks_it(problem):
+    problem = getattr(ch09, problem)
+    assert problem.requires == ("shared_atomics",) and ch09.histogram_global.requires == ()
+    failure = _verdict(problem, private_global_atomics_only, hidden=False)
+    assert "this exercise asks for a privatized histogram: your kernel never updated a " \
+           "shared-memory copy" in failure, failure
+    assert "count each block's bytes in a private histogram in shared memory" in failure
+    failure = _verdict(problem, private_copy_for_show, hidden=False)
+    assert "atomic updates of `hist`" in failure and "(one per bin per block)" in failure, failure
+
+
+@pytest.mark.skipif(not CPU, reason="CPU mode's atomic counts")
+def test_privatized_kernels_pass_the_count_and_the_counts_are_right():
+    from autograder import races
+    from autograder.problem import Case
+    data = ch09.make_bytes("text", 3001)
+    for kernel, shared in ((ch09.reference_private(), True), (private_ok, True),
+                           (private_global_atomics_only, False)):
+        hist = np.zeros(NUM_BINS, np.uint32)
+        with races.count_atomics() as counts:
+            ch09.run_histogram(kernel, data, hist, 3, 64)
+        assert (counts["shared"] > 0) is shared, counts
+        assert counts["global"] <= 3 * NUM_BINS or not shared, counts
+    ch09.check_privatized({"shared": 0, "global": 0}, 0, 2)           # no byte: nothing to ask
+    launch = ch09.histogram_private.launch
+    launch(private_ok, {"data": data}, {"hist": np.zeros(NUM_BINS, np.uint32)},
+           Case(size=data.size, inputs={}, blocks=3, threads=64))
+    with pytest.raises(ch09.NotPrivatized):
+        launch(private_global_atomics_only, {"data": data},
+               {"hist": np.zeros(NUM_BINS, np.uint32)},
+               Case(size=data.size, inputs={}, blocks=3, threads=64))
+
+
 # ---- 9.3 histogram_aggregate --------------------------------------------------------------------
 
 def _aggregate(flush_last=True, flush_value="previous", restart=1):

@@ -229,7 +229,7 @@ def test_warp_cases_and_portability_hooks():
         assert problem.gpu_note() == ""
     portable = problem.portability_cases(64, seed=3)
     assert portable and all(c.size[1] == 64 and c.inputs["warp_size"] == 64 for c in portable)
-    assert all(c.size[0] <= 1500 for c in portable)
+    assert all(c.size[0] <= 2005 for c in portable)   # CPU-sized: 4 × the largest visible at most
     note = ch10.PORTABILITY_NOTE.format(warp=32, other="64")
     assert "NOT checked" in note and "warp size 32" in note
 
@@ -430,13 +430,17 @@ def bug_margins(x, blocks, threads, warp=32):
 
 def test_bugs_miss_the_bound_by_far():
     """On every visible and hidden case of the sums, every classic bug (even the smallest one, one
-    element dropped or doubled) misses by more than 50 times the allowed error."""
+    element dropped or doubled) misses by more than 50 times the allowed error (10 on the
+    hidden case 4 times the largest visible size)."""
     for problem in (ch10.reduce_tree, ch10.reduce_sum):
         for case in problem.cases() + problem.cases(hidden=True):
             if case.size < 2:
                 continue
             margins = bug_margins(case.inputs["x"], case.blocks, case.threads)
-            assert min(margins.values()) > 50, (problem.name, case.describe(), margins)
+            # The hidden case 4 times the largest visible one has a longer chain of additions (a
+            # wider bound): one element dropped misses by about 20 times the bound there.
+            bar = 50 if case.size <= max(problem.sizes.visible) else 10
+            assert min(margins.values()) > bar, (problem.name, case.describe(), margins)
 
 
 def test_tolerance_uses_the_launch():

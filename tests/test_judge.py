@@ -197,3 +197,71 @@ def test_a_speed_sample_is_checked_against_the_spec_and_the_guard_zone():
     spilled = right.copy()
     spilled[-1] = 0.0
     assert "past the end" in judge._check_sample(problem, inputs, n, idx, {"out": spilled})
+
+
+# ---- self-study: graded cells come from the release ----------------------------------------------
+
+def _chapter(tree: str, chapter: str = "ch01_introduction"):
+    return nbformat.read(str(REPO / tree / chapter / f"{chapter}.ipynb"), as_version=4)
+
+
+def _index(nb, grade_id):
+    return next(i for i, c in enumerate(nb.cells)
+                if c.get("metadata", {}).get("nbgrader", {}).get("grade_id") == grade_id)
+
+
+def test_the_release_of_a_workspace_notebook_or_a_renamed_copy_is_found(tmp_path):
+    release = REPO / "course" / "ch01_introduction" / "ch01_introduction.ipynb"
+    nb = _chapter("solutions")
+    mine = tmp_path / "ch01_introduction" / "ch01_introduction.ipynb"
+    assert judge.release_of(mine, nb) == release                      # by its folder's name
+    assert judge.release_of(tmp_path / "my copy.ipynb", nb) == release  # by its grade cells
+    assert judge.release_of(tmp_path / "other.ipynb", nbformat.v4.new_notebook()) is None
+
+
+def test_a_deleted_or_edited_graded_cell_scores_zero_and_points_come_from_the_release():
+    release, nb = _chapter("course"), _chapter("solutions")
+    del nb.cells[_index(nb, "amdahl_test")]
+    saxpy = nb.cells[_index(nb, "saxpy_test")]
+    saxpy.source = "ag.problems.ch01.saxpy.check(my_numpy_saxpy)"    # another function checked
+    thread_ids = nb.cells[_index(nb, "thread_ids_test")]
+    thread_ids.metadata["nbgrader"]["points"] = 100                     # points are the release's
+    thread_ids.source += "\nprint('a comment or a print changes nothing')"
+    rows = {g: (index, checks, points, why)
+            for index, g, checks, points, why in judge.graded_from_release(nb, release)}
+    assert list(rows) == ["amdahl_test", "thread_ids_test", "saxpy_test"]
+    index, _, points, why = rows["amdahl_test"]
+    assert index is None and points == 2
+    assert "`amdahl_test` is missing" in why and "ag.problems.ch01.amdahl.check(amdahl_speedup)" in why
+    _, _, points, why = rows["saxpy_test"]
+    assert points == 3 and "`saxpy_test` was edited" in why and "check(saxpy)" in why
+    index, checks, points, why = rows["thread_ids_test"]
+    assert why == "" and points == 3 and nb.cells[index] is thread_ids
+    assert [(c.problem, c.kind, c.func) for c in checks] == [
+        ("ch01.thread_ids", "check", "thread_ids")]
+
+
+def test_aag_grade_counts_a_deleted_graded_cell_as_zero_out_of_the_release_total(tmp_path, capsys):
+    nb = _chapter("solutions")
+    del nb.cells[_index(nb, "thread_ids_test")]
+    nb.cells[_index(nb, "saxpy_test")].source = "ag.problems.ch01.saxpy.check(thread_ids)"
+    path = tmp_path / "ch01_introduction" / "ch01_introduction.ipynb"
+    path.parent.mkdir()
+    nbformat.write(nb, str(path))
+    # Only amdahl (a host function: quick) is judged; the other two score 0 without a run.
+    assert judge.main([str(path), "--no-sandbox"]) == 0
+    out = capsys.readouterr().out
+    assert "thread_ids_test (3 pt) ✗" in out and "`thread_ids_test` is missing" in out
+    assert "saxpy_test (3 pt) ✗" in out and "`saxpy_test` was edited" in out
+    assert "amdahl_test (2 pt) ✓" in out
+    assert "Score: 2 / 8 points" in out and "2 graded cells missing or edited (0 points)" in out
+
+
+def test_a_syntax_error_in_the_solution_cell_is_reported_as_such_with_its_line():
+    broken = GOOD_ADD.replace("def add_vectors(x, y, out):", "def add_vectors(x, y, out)")
+    result = run(broken, checks=VECTOR_ADD[:1])
+    assert not result.passed
+    assert "SyntaxError" in result.error and "line 7 of the cell" in result.error, result.error
+    assert "`def add_vectors(x, y, out)`" in result.error and "`solution`" in result.error
+    assert "did that cell raise" not in result.error
+    assert result.details["cell_errors"][0]["error"].startswith("SyntaxError")

@@ -277,3 +277,171 @@ def test_a_problem_that_asks_for_it_fails_a_non_atomic_histogram_with_the_race()
     assert problem.verdict(atomic, problem.cases()).passed
     verdict = problem.verdict(plain, problem.cases())
     assert not verdict.passed and "global-memory race" in verdict.message, verdict
+
+
+# ---- barriers that not every thread of a block reaches -------------------------------------------
+
+@cuda.jit
+def tree_barrier_in_if(x, out):
+    buf = cuda.shared.array(8, np.float32)
+    t = cuda.threadIdx.x
+    buf[t] = x[cuda.blockIdx.x * 8 + t]
+    cuda.syncthreads()
+    stride = 4
+    while stride > 0:
+        if t < stride:
+            buf[t] += buf[t + stride]
+            cuda.syncthreads()                     # only the threads still adding get here
+        stride //= 2
+    if t == 0:
+        out[cuda.blockIdx.x] = buf[0]
+
+
+@cuda.jit
+def early_return(x, out, n):
+    buf = cuda.shared.array(8, np.float32)
+    t = cuda.threadIdx.x
+    if t >= n:
+        return
+    buf[t] = x[t]
+    cuda.syncthreads()
+    out[t] = buf[(t + 1) % n]
+
+
+@cuda.jit
+def per_thread_trip_count(out):
+    t = cuda.threadIdx.x
+    for _ in range(t % 2 + 1):                      # threads 1, 3, ... loop twice
+        cuda.syncthreads()
+    out[t] = t
+
+
+@cuda.jit
+def two_barrier_lines(out):
+    t = cuda.threadIdx.x
+    if t < 4:
+        cuda.syncthreads()
+    else:
+        cuda.syncthreads()
+    out[t] = t
+
+
+@cuda.jit
+def count_in_branch(x, out):
+    t = cuda.threadIdx.x
+    if t < 4:
+        out[0] = cuda.syncthreads_count(x[t] > 0)
+
+
+@cuda.jit
+def votes_out_of_range(x, out, n):
+    # Threads past n still take part in every barrier and vote (with 0): legal.
+    t = cuda.threadIdx.x
+    v = x[t] > 0 if t < n else False
+    c = cuda.syncthreads_count(v)
+    a = cuda.syncthreads_and(v or t >= n)
+    o = cuda.syncthreads_or(v)
+    if t == 0:
+        out[0], out[1], out[2] = c, a, o
+
+
+@cuda.jit
+def block_uniform_return(x, out, blocks_used):
+    # A whole block leaves before its barriers (the condition depends on the block only): legal.
+    if cuda.blockIdx.x >= blocks_used:
+        return
+    buf = cuda.shared.array(8, np.float32)
+    t = cuda.threadIdx.x
+    buf[t] = x[t]
+    cuda.syncthreads()
+    out[cuda.blockIdx.x * 8 + t] = buf[7 - t]
+
+
+@cuda.jit
+def raises_while_others_wait(x, out):
+    t = cuda.threadIdx.x
+    if t == 3:
+        out[100] = 1.0                              # out of bounds: the real error
+    cuda.syncthreads()
+    out[t] = x[t]
+
+
+def test_a_barrier_inside_an_if_is_stopped_every_time_naming_the_line_and_threads():
+    x = np.arange(16, dtype=np.float32)
+    out = np.zeros(2, np.float32)
+    messages = set()
+    for _ in range(4):
+        with pytest.raises(races.BarrierDivergence) as info:
+            tree_barrier_in_if[2, 8](x, out)
+        messages.add(str(info.value))
+    assert len(messages) == 1, messages            # the same words on every run
+    message = messages.pop()
+    assert message.startswith("cuda.syncthreads() not reached by every thread of block 0: "
+                              "threads 0-3 wait at line ")
+    assert "`cuda.syncthreads()" in message and "(their 2nd barrier)" in message
+    assert "threads 4-7 finished without reaching it" in message
+    assert "undefined" in message
+
+
+def test_the_simulator_alone_would_pass_a_barrier_inside_an_if(monkeypatch):
+    # The simulator, left to itself, releases that barrier and sums right: why the check exists.
+    monkeypatch.setenv(races.RACE_CHECK_ENV, "0")
+    x = np.arange(16, dtype=np.float32)
+    out = np.zeros(2, np.float32)
+    tree_barrier_in_if[2, 8](x, out)
+    np.testing.assert_array_equal(out, [x[:8].sum(), x[8:].sum()])
+
+
+def test_threads_that_return_before_a_barrier_are_named():
+    x = np.arange(8, dtype=np.float32)
+    out = np.zeros(8, np.float32)
+    early_return[1, 8](x, out, 8)                    # every thread stays: fine
+    with pytest.raises(races.BarrierDivergence, match="threads 0-4 wait at line .* but threads "
+                                                       "5-7 finished without reaching it"):
+        early_return[1, 8](x, out, 5)
+
+
+def test_barriers_in_a_loop_whose_trip_count_differs_per_thread():
+    out = np.zeros(4, np.int32)
+    with pytest.raises(races.BarrierDivergence,
+                       match="threads 1, 3 wait at line .*their 2nd barrier.*threads 0, 2 "
+                             "finished"):
+        per_thread_trip_count[1, 4](out)
+
+
+def test_two_different_barrier_lines_are_not_one_barrier():
+    out = np.zeros(8, np.int32)
+    with pytest.raises(races.BarrierDivergence) as info:
+        two_barrier_lines[1, 8](out)
+    message = str(info.value)
+    assert "threads 0-3 wait at line" in message and "threads 4-7 at line" in message
+    assert "two different cuda.syncthreads() calls are not one barrier" in message
+
+
+def test_syncthreads_count_in_a_branch_is_caught_and_legal_votes_are_not():
+    x = np.array([1, -1, 2, -2, 3, 0, 0, 0], np.float32)
+    out = np.zeros(3, np.int32)
+    with pytest.raises(races.BarrierDivergence, match="cuda.syncthreads_count"):
+        count_in_branch[1, 8](x, out)
+    votes_out_of_range[1, 8](x, out, 5)
+    assert out.tolist() == [3, 0, 1]
+
+
+def test_a_block_that_leaves_as_a_whole_and_2d_blocks_are_fine():
+    x = np.arange(8, dtype=np.float32)
+    out = np.zeros(16, np.float32)
+    block_uniform_return[2, 8](x, out, 1)
+    assert out[:8].tolist() == x[::-1].tolist()
+    _matmul(True, True)                             # 2-D blocks with threads past the matrix
+
+
+def test_another_error_is_reported_as_itself_not_as_a_barrier():
+    x = np.arange(8, dtype=np.float32)
+    out = np.zeros(8, np.float32)
+    with pytest.raises(IndexError):
+        raises_while_others_wait[1, 8](x, out)
+
+
+def test_barrier_checking_can_be_switched_off(monkeypatch):
+    monkeypatch.setenv(races.RACE_CHECK_ENV, "0")
+    early_return[1, 8](np.arange(8, dtype=np.float32), np.zeros(8, np.float32), 5)

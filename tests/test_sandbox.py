@@ -203,3 +203,103 @@ def test_nbgrader_kernel_at_autograde_reaches_nothing_of_the_grader(tmp_path, li
     assert not (root / "planted.txt").exists() and not (Path.home() / "aag-planted.txt").exists()
     assert not accepted
     assert h.grades(root, chapter, "prober")["add_test"] == (2, 2)   # and it was still graded
+
+
+# ---- attacks through the files a learner's kernel leaves behind (issue 14, section 1) ----------
+
+CLOBBER = r'''
+import os, sys
+# everything nbgrader or the judge might follow, made in the autograded folder during Execute
+course = os.path.join("..", "..", "..")
+for name in ("judge.json", "bank_vector_add.ipynb"):
+    if os.path.exists(name):
+        os.remove(name)
+    os.symlink(os.path.join(course, "gradebook.db"), name)
+os.makedirs("sub", exist_ok=True)
+os.symlink(os.path.join(course, ".aag", "secret"), os.path.join("sub", "leak.txt"))
+os.symlink("/dev/zero", "zero.bin")
+os.mkfifo("pipe")
+import numpy._core._multiarray_umath as _m
+big = os.path.realpath(_m.__file__)                              # a large library
+for i in range(40):
+    os.symlink(big, f"lib{i}.so")
+with open("helper.py", "w") as f:
+    f.write("X = 1\n")
+os.link("helper.py", "helper2.py")
+'''
+
+MEMHOG = "\n_hog = np.ones(2**28)   # 2 GiB, over the kernel's 1 GiB\n"
+FORKER = ("\nimport subprocess\n_kids = [subprocess.Popen(['sleep', '60']) for _ in range(100)]\n"
+          "import time\ntime.sleep(30)\n")
+
+
+@pytest.mark.slow
+def test_links_fifos_and_limits_planted_at_execute_reach_nothing(tmp_path):
+    """One autograde of five submissions of chapter 2's vector_add: a correct one; the bank's
+    exploit_symlink_secret (links to the secret, gradebook and sources; right only if it can read
+    the secret); one planting a judge.json and a graded-notebook link to gradebook.db, a link to
+    the secret in a subfolder (feedback copies the folder's files), /dev/zero, a FIFO, 40 links
+    to a large library and a hard link; one holding 2 GiB in nbgrader's kernel; one starting 100
+    processes there. No link is followed, the gradebook survives with everyone's grades, and the
+    kernel limits are named in the cells that hit them."""
+    import bank
+    import nbgrader_helpers as h
+    import test_bank
+
+    root = h.make_course(tmp_path / "course", [])
+    name = test_bank._assignment(root, "vector_add")
+    h.nbgrader(root, "generate_assignment", name, "--force")
+    (root / ".aag").mkdir(exist_ok=True)
+    (root / ".aag" / "secret").write_text("s3cret-seed")
+    (root / "source" / "leaked.txt").write_text("SOURCE-TEXT")
+    release = h.read_nb(root / "course" / name / f"{name}.ipynb")
+    ok = bank.parse(bank.BANK / "vector_add" / "ok_256_threads.py").code
+    cells = {"honest": ok,
+             "linker": bank.parse(bank.BANK / "vector_add" / "exploit_symlink_secret.py").code,
+             "clobber": ok + CLOBBER, "memhog": ok + MEMHOG, "forker": ok + FORKER}
+    for student, code in cells.items():
+        nb = h.mutate(release, "vector_add_solution", "", "")
+        h.cell_by_id(nb, "vector_add_solution").source = code
+        h.submit(root, name, student, nb)
+    gradebook_mode = (root / "gradebook.db").stat().st_mode
+    h.nbgrader(root, "autograde", name, "--force", "--Execute.timeout=60",
+               "--JudgeSubmission.exec_timeout=60", "--SandboxedKernelManager.memory_limit_gb=1",
+               timeout=900, environ=h.env(AAG_CHECK_TIMEOUT=10, AAG_SPEED_WITHOUT_GPU="zero",
+                                          AAG_SECRET_SEED="s3cret-seed"))
+    # the gradebook is intact, and holds every student's grades
+    assert (root / "gradebook.db").stat().st_mode == gradebook_mode
+    scores = {s: h.grades(root, name, s)["vector_add_test"] for s in cells}
+    assert scores["honest"] == (3, 3) and scores["clobber"] == (3, 3), scores
+    assert scores["linker"][0] == 0 and scores["memhog"][0] == 0 and scores["forker"][0] == 0
+    folder = root / "autograded"
+    # nothing the kernel planted survives in any autograded folder; the graded notebooks are files
+    assert [str(p) for p in folder.rglob("*") if p.is_symlink() or not (p.is_file() or p.is_dir())] == []
+    for student in cells:
+        graded = folder / student / name / f"{name}.ipynb"
+        assert graded.is_file() and not graded.is_symlink()
+        h.read_nb(graded)
+    report = json.loads((folder / "clobber" / name / "judge.json").read_text())
+    flags = "\n".join(report["vector_add_test"]["flags"])
+    for planted in (f"{name}.ipynb, judge.json: a symbolic link to ../../../gradebook.db",
+                    "helper.py: a file with 2 hard links", "pipe: a FIFO", "zero.bin: a symbolic "
+                    "link to /dev/zero", "sub/leak.txt: a symbolic link", "and 35 more: a symbolic"):
+        assert planted in flags, (planted, flags)
+    linker = json.loads((folder / "linker" / name / "judge.json").read_text())["vector_add_test"]
+    assert "aag_secret: a symbolic link" in "\n".join(linker["flags"])
+    text = json.dumps(linker) + (folder / "linker" / name / f"{name}.ipynb").read_text()
+    assert "s3cret-seed" not in text and "SOURCE-TEXT" not in text
+    # kernel limits: named in the cell that hit them
+    for student, words in (("memhog", "it used more than 1 GiB of memory"),
+                           ("forker", "it ran more than 64 processes at once")):
+        nb = h.read_nb(folder / student / name / f"{name}.ipynb")
+        errors = [o.get("evalue", "") for o in h.cell_by_id(nb, "vector_add_solution").outputs
+                  if o.get("output_type") == "error"]
+        assert any(words in e and "c.SandboxedKernelManager" in e for e in errors), errors
+    # feedback copies the autograded folder's files: nothing of the instructor's goes with them
+    h.nbgrader(root, "generate_feedback", name, "--student", "clobber", "--force")
+    feedback = root / "feedback" / "clobber" / name
+    assert feedback.is_dir()
+    for p in feedback.rglob("*"):
+        assert not p.is_symlink()
+        if p.is_file():
+            assert b"s3cret-seed" not in p.read_bytes()

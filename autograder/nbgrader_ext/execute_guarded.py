@@ -63,6 +63,13 @@ class ExecuteGuarded(Execute):
         help="The error shown in a cell during which the kernel process died",
     ).tag(config=True)
 
+    limit_message = Unicode(
+        "{limit}. It was restarted and the earlier setup and solution cells were run again, so "
+        "the cells below were still run and graded.",
+        help="The error shown in a cell during which the kernel was killed at a limit of "
+        "SandboxedKernelManager (memory, processes); {limit} says which",
+    ).tag(config=True)
+
     replay = Bool(
         True,
         help="After a restart, re-run the earlier successful non-grade cells to rebuild state",
@@ -100,7 +107,10 @@ class ExecuteGuarded(Execute):
             self._recover()
             return cell, self.resources
         except DeadKernelError:
-            self._record_error(cell, "DeadKernelError", self.dead_kernel_message)
+            # Killed by the kernel manager's watchdog? Then say which limit (memory, processes).
+            limit = getattr(self.km, "limit_message", lambda: "")()
+            self._record_error(cell, "DeadKernelError", self.limit_message.format(limit=limit)
+                               if limit else self.dead_kernel_message)
             self._recover()
             return cell, self.resources
 

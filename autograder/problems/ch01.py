@@ -66,8 +66,8 @@ thread_ids = Problem(
     tolerance=lambda inputs, exp: {k: np.zeros(1) for k in exp},
     launch=_ids_launch,
     block_sizes=(32, 64, 96, 128, 160, 256), visible_block_size=128,
-    cpu_sizes=Sizes(visible=(1025, 127, 1), hidden=(33, 1000), hidden_random=(2, 200, 3000)),
-    gpu_sizes=Sizes(visible=(100_003, 1025, 127, 1), hidden=(33, 1000),
+    cpu_sizes=Sizes(visible=(1025, 127, 1), hidden=(33, 1000, 4103), hidden_random=(2, 200, 3000)),
+    gpu_sizes=Sizes(visible=(100_003, 1025, 127, 1), hidden=(33, 1000, 16_777_219),
                     hidden_random=(3, 10_000, 3_000_000)),
 )
 
@@ -101,8 +101,8 @@ saxpy = Problem(
     outputs=lambda n: {"out": ((n,), np.float32)},
     tolerance=_saxpy_tolerance, launch=_saxpy_launch,
     block_sizes=(32, 64, 128, 256, 512), visible_block_size=128,
-    cpu_sizes=Sizes(visible=(1025, 1023, 1), hidden=(31,), hidden_random=(3, 500, 4000)),
-    gpu_sizes=Sizes(visible=(1_000_003, 1025, 1023, 1), hidden=(31,),
+    cpu_sizes=Sizes(visible=(1025, 1023, 1), hidden=(31, 4101), hidden_random=(3, 500, 4000)),
+    gpu_sizes=Sizes(visible=(1_000_003, 1025, 1023, 1), hidden=(31, 16_777_219),
                     hidden_random=(3, 100_000, 20_000_000)),
     bytes_moved=lambda n: 12 * n, flops=lambda n: 2 * n,
 )

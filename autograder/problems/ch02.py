@@ -103,8 +103,11 @@ vector_add = Problem(
     "vector_add", title="Vector addition: one thread per element, your own launch",
     spec=_spec, make_inputs=_inputs, outputs=_outputs, tolerance=_tolerance,
     launch=_call_launcher,
-    cpu_sizes=Sizes(visible=(1025, 1023, 1), hidden=(33, 2049), hidden_random=(2, 100, 4000)),
-    gpu_sizes=Sizes(visible=(1_000_003, 1025, 1023, 1), hidden=(33, 2049),
+    # Hidden 8209: 8 times the largest visible size, past the round thresholds (4096, 5000) a
+    # kernel tuned to its tests might special-case.
+    cpu_sizes=Sizes(visible=(1025, 1023, 1), hidden=(33, 2049, 8209),
+                    hidden_random=(2, 100, 4000)),
+    gpu_sizes=Sizes(visible=(1_000_003, 1025, 1023, 1), hidden=(33, 2049, 16_777_219),
                     hidden_random=(3, 100_000, 30_000_000)),
     bytes_moved=lambda n: 12 * n, flops=lambda n: n, baselines=BASELINES, elementwise=True,
 )
@@ -126,8 +129,8 @@ vector_add_grid_stride = Problem(
     spec=_spec, make_inputs=_inputs, outputs=_outputs, tolerance=_tolerance,
     launch=_grid_stride_launch, block_sizes=(32, 64, 128, 256), visible_block_size=32,
     blocks_for=_small_grid,
-    cpu_sizes=Sizes(visible=(1025, 100, 1), hidden=(31, 2049), hidden_random=(2, 100, 4000)),
-    gpu_sizes=Sizes(visible=(1_000_003, 1025, 100, 1), hidden=(31, 2049),
+    cpu_sizes=Sizes(visible=(1025, 100, 1), hidden=(31, 2049, 4103), hidden_random=(2, 100, 4000)),
+    gpu_sizes=Sizes(visible=(1_000_003, 1025, 100, 1), hidden=(31, 2049, 16_777_219),
                     hidden_random=(3, 100_000, 30_000_000), speed=1 << 28),
     bytes_moved=lambda n: 12 * n, flops=lambda n: n, baselines=BASELINES,
     reference=reference_grid_stride, elementwise=True, speed_inputs=_speed_inputs,

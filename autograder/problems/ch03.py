@@ -218,7 +218,7 @@ rgb_to_gray = Problem(
     spec=_gray_spec, make_inputs=_gray_inputs, outputs=_gray_outputs, tolerance=_gray_tolerance,
     launch=_gray_launch, block_sizes=BLOCK_SHAPES, visible_block_size=VISIBLE_BLOCK,
     blocks_for=_image_blocks,
-    cpu_sizes=Sizes(visible=((29, 45), (6, 3), (1, 1)), hidden=((45, 29), (17, 1)),
+    cpu_sizes=Sizes(visible=((29, 45), (6, 3), (1, 1)), hidden=((45, 29), (17, 1), (61, 89)),
                     hidden_random=(2, 1, 50)),
     gpu_sizes=Sizes(visible=((1081, 1919), (29, 45), (6, 3), (1, 1)), hidden=((45, 29), (17, 1)),
                     hidden_random=(3, 1, 3000), speed=SPEED_IMAGE),
@@ -452,7 +452,7 @@ blur = Problem(
     launch=_blur_launch, block_sizes=BLOCK_SHAPES, visible_block_size=VISIBLE_BLOCK,
     blocks_for=_image_blocks,
     # radius 2, 1 and 3 (see blur_radius); the 2 × 3 image is smaller than its window.
-    cpu_sizes=Sizes(visible=((22, 33), (9, 6), (2, 3)), hidden=((33, 22), (1, 7)),
+    cpu_sizes=Sizes(visible=((22, 33), (9, 6), (2, 3)), hidden=((33, 22), (1, 7), (47, 67)),
                     hidden_random=(2, 1, 40)),
     gpu_sizes=Sizes(visible=((1081, 1919), (22, 33), (9, 6), (2, 3)), hidden=((33, 22), (1, 7)),
                     hidden_random=(3, 1, 2000), speed=SPEED_IMAGE),
@@ -568,7 +568,7 @@ matmul_naive = Problem(
     # (M, K, N): the first has K larger than M and N, so a loop over the wrong dimension sums too
     # few terms (a wrong value, not a crash); the hidden ones have K smaller, K = 1 and a row.
     cpu_sizes=Sizes(visible=((19, 37, 27), (5, 3, 7), (1, 1, 1)),
-                    hidden=((27, 9, 19), (1, 21, 33)), hidden_random=(2, 1, 40)),
+                    hidden=((27, 9, 19), (1, 21, 33), (41, 53, 37)), hidden_random=(2, 1, 40)),
     gpu_sizes=Sizes(visible=((1023, 517, 1537), (19, 37, 27), (5, 3, 7), (1, 1, 1)),
                     hidden=((27, 9, 19), (1, 21, 33)), hidden_random=(3, 1, 1200),
                     speed=SPEED_MATMUL),

@@ -421,14 +421,21 @@ DIVERGENT_HINT = ("an element of kind 0 gets the power form p(x) = a[0]·x^(D−
                   "are close but not close enough, is the arithmetic done in float32 (not "
                   "float16)?")
 
+def _coefficients_needed(kind) -> dict:
+    """Provenance: a kernel must read `a` only if some element is of kind 0, `b` if of kind 1."""
+    kind = np.asarray(kind)
+    return {"a": bool((kind == 0).any()), "b": bool((kind != 0).any())}
+
+
 divergent = _TwoKindsProblem(
     "divergent", title="Two kinds of work, one thread per element: a branch that diverges",
     spec=_divergent_spec, make_inputs=_divergent_inputs, outputs=_outputs,
     tolerance=_divergent_tolerance, launch=_divergent_launch, block_sizes=BLOCK_SIZES,
     visible_block_size=128, elementwise=True,
+    must_read=lambda case: _coefficients_needed(case.inputs["kind"]),
     # n = 1000: 8 blocks of 128, the last one partial; 97 and 1: less than one warp or block.
-    cpu_sizes=Sizes(visible=(1000, 97, 1), hidden=(1025, 31), hidden_random=(2, 100, 1500)),
-    gpu_sizes=Sizes(visible=(1_000_003, 1000, 97, 1), hidden=(1025, 31),
+    cpu_sizes=Sizes(visible=(1000, 97, 1), hidden=(1025, 31, 4001), hidden_random=(2, 100, 1500)),
+    gpu_sizes=Sizes(visible=(1_000_003, 1000, 97, 1), hidden=(1025, 31, 16_777_219),
                     hidden_random=(3, 100, 3_000_000)),
     bytes_moved=_bytes_divergent, flops=_flops,
     baselines={"numpy": Baseline("NumPy, each form over its own elements (1 core)",
@@ -444,9 +451,10 @@ uniform = _TwoKindsProblem(
     spec=_uniform_spec, make_inputs=_uniform_inputs, outputs=_outputs,
     tolerance=_uniform_tolerance, launch=_uniform_launch, block_sizes=BLOCK_SIZES,
     visible_block_size=128, sample_spec=_uniform_sample,
+    must_read=lambda case: _coefficients_needed(case.inputs["kind_sorted"]),
     speed_launch=lambda n: ((n + 255) // 256, 256),
-    cpu_sizes=Sizes(visible=(1000, 97, 1), hidden=(1025, 31), hidden_random=(2, 100, 1500)),
-    gpu_sizes=Sizes(visible=(1_000_003, 1000, 97, 1), hidden=(1025, 31),
+    cpu_sizes=Sizes(visible=(1000, 97, 1), hidden=(1025, 31, 4001), hidden_random=(2, 100, 1500)),
+    gpu_sizes=Sizes(visible=(1_000_003, 1000, 97, 1), hidden=(1025, 31, 16_777_219),
                     hidden_random=(3, 100, 3_000_000), speed=1 << 24),
     bytes_moved=_bytes_uniform, flops=_flops, baselines=UNIFORM_BASELINES,
     reference=reference_uniform, speed_inputs=_uniform_speed_inputs,

@@ -70,7 +70,7 @@ tiled_matmul = Problem(
     # CPU sides stay below 22: the simulator takes ~0.1 s per block and phase, and autograde
     # gives a test cell 25 s on a loaded 2-core machine.
     cpu_sizes=Sizes(visible=((13, 21, 10), (5, 3, 7), (1, 1, 1)),
-                    hidden=((11, 9, 19), (1, 21, 17)), hidden_random=(2, 1, 20)),
+                    hidden=((11, 9, 19), (1, 21, 17), (23, 29, 19)), hidden_random=(2, 1, 20)),
     gpu_sizes=Sizes(visible=((1023, 517, 1537), (13, 21, 10), (5, 3, 7), (1, 1, 1)),
                     hidden=((11, 9, 19), (1, 21, 17)), hidden_random=(3, 1, 1200),
                     speed=SPEED_MATMUL),

@@ -154,7 +154,7 @@ transpose_naive = Problem(
     visible_block_size=VISIBLE_BLOCK, blocks_for=lambda s, b: _grid_over(s[0], s[1], b),
     # (M, N): non-square first (a kernel with swapped indices fails there, and passes on a square),
     # no side a multiple of a block side; then a single row and a single element.
-    cpu_sizes=Sizes(visible=((37, 45), (1, 33), (1, 1)), hidden=((45, 37), (33, 1)),
+    cpu_sizes=Sizes(visible=((37, 45), (1, 33), (1, 1)), hidden=((45, 37), (33, 1), (83, 89)),
                     hidden_random=(2, 1, 50)),
     gpu_sizes=Sizes(visible=((1081, 1919), (37, 45), (1, 33), (1, 1)),
                     hidden=((45, 37), (33, 1)), hidden_random=(3, 1, 3000),
@@ -257,7 +257,7 @@ transpose_tiled = Problem(
     # 37 × 45: 2 × 2 tiles, every edge tile partial in both directions, non-square; 5 × 70: three
     # tiles in a row, each only 5 rows deep (most threads have nothing to load); 1 × 1. The
     # simulator takes ~0.2 s per 256-thread block.
-    cpu_sizes=Sizes(visible=((37, 45), (5, 70), (1, 1)), hidden=((45, 37), (70, 5)),
+    cpu_sizes=Sizes(visible=((37, 45), (5, 70), (1, 1)), hidden=((45, 37), (70, 5), (83, 89)),
                     hidden_random=(1, 1, 70)),
     gpu_sizes=Sizes(visible=((1081, 1919), (37, 45), (5, 70), (1, 1)),
                     hidden=((45, 37), (70, 5)), hidden_random=(3, 1, 3000),
@@ -370,7 +370,7 @@ matmul_register_tiled = Problem(
     # empty; 1 × 1 × 1. Hidden: 70 × 9 × 5 (two blocks down), 3 × 17 × 1 (three tiles along K).
     # The simulator takes ~0.25 s per 64-thread block and K-tile here.
     cpu_sizes=Sizes(visible=((19, 11, 23), (66, 5, 67), (1, 1, 1)),
-                    hidden=((70, 9, 5), (3, 17, 1)), hidden_random=(1, 1, 30)),
+                    hidden=((70, 9, 5), (3, 17, 1), (67, 20, 67)), hidden_random=(1, 1, 30)),
     gpu_sizes=Sizes(visible=((1023, 517, 1537), (19, 11, 23), (66, 5, 67), (1, 1, 1)),
                     hidden=((70, 9, 5), (3, 17, 1)), hidden_random=(3, 1, 1200),
                     speed=SPEED_MATMUL),

@@ -384,14 +384,23 @@ def reference_conv2d_tiled():
 
 # ---- 7.1 the basic kernel: the filter as an argument -------------------------------------------------
 
+def _filter_needed(case) -> dict:
+    """Provenance: the filter elements a kernel must read, those whose offset reaches a pixel of
+    the image from some output pixel (a 7 × 7 filter over a one-row image uses its middle row)."""
+    h, w = case.size
+    r = case.inputs["F"].shape[0] // 2
+    off = np.abs(np.arange(-r, r + 1))
+    return {"F": (off < h)[:, None] & (off < w)[None, :]}
+
+
 conv2d_basic = Problem(
     "conv2d_basic", title="2-D convolution, one thread per output pixel, the filter as an argument",
     spec=_basic_spec, make_inputs=_basic_inputs, outputs=_outputs, tolerance=_basic_tolerance,
     launch=_basic_launch, block_sizes=BLOCK_SHAPES, visible_block_size=VISIBLE_BLOCK,
-    blocks_for=_image_blocks,
+    blocks_for=_image_blocks, must_read=_filter_needed,
     # r = 1, 2, 2 (see conv_radius): the 4 × 3 image is smaller than its 5 × 5 filter. Hidden:
     # r = 1 and 3 (a 7 × 7 filter over a one-row image), and two random sizes.
-    cpu_sizes=Sizes(visible=((23, 37), (19, 24), (4, 3)), hidden=((37, 23), (1, 31)),
+    cpu_sizes=Sizes(visible=((23, 37), (19, 24), (4, 3)), hidden=((37, 23), (1, 31), (53, 67)),
                     hidden_random=(2, 1, 30)),
     gpu_sizes=Sizes(visible=((1080, 1921), (23, 37), (19, 24), (4, 3)), hidden=((37, 23), (1, 31)),
                     hidden_random=(3, 1, 2000)),
@@ -428,8 +437,9 @@ conv2d_tiled = Problem(
     launch=_tiled_launch, block_sizes=TILE_SHAPES, visible_block_size=VISIBLE_TILE,
     blocks_for=_tile_blocks,
     # As 7.1, but the hidden random sides stay below 26: with 32 × 32 tiles one block then covers
-    # each side, and the simulator pays per thread (a 1024-thread block takes about 0.7 s).
-    cpu_sizes=Sizes(visible=((23, 37), (19, 24), (4, 3)), hidden=((37, 23), (1, 31)),
+    # each side, and the simulator pays per thread (a 1024-thread block takes about 0.7 s). The
+    # fixed 57 × 60 (r = 1) is 4 times the largest visible image in 2 × 2 blocks of 32 × 32.
+    cpu_sizes=Sizes(visible=((23, 37), (19, 24), (4, 3)), hidden=((37, 23), (1, 31), (57, 60)),
                     hidden_random=(2, 1, 26)),
     gpu_sizes=Sizes(visible=((1080, 1921), (23, 37), (19, 24), (4, 3)), hidden=((37, 23), (1, 31)),
                     hidden_random=(3, 1, 2000), speed=(8191, 8193)),

@@ -709,7 +709,8 @@ stencil_basic = StencilProblem(
     block_sizes=BLOCK_SHAPES, visible_block_size=VISIBLE_BLOCK, blocks_for=basic_blocks,
     # (nz, ny, nx): no two sides equal, none a multiple of any block side; a volume with one
     # interior plane of 2 × 3 points; one with no interior at all (every point copies).
-    cpu_sizes=Sizes(visible=((9, 11, 13), (3, 4, 5), (1, 2, 3)), hidden=((13, 9, 11), (2, 7, 3)),
+    cpu_sizes=Sizes(visible=((9, 11, 13), (3, 4, 5), (1, 2, 3)), hidden=((13, 9, 11), (2, 7, 3),
+                                                                             (17, 19, 17)),
                     hidden_random=(2, 1, 15)),
     gpu_sizes=Sizes(visible=((129, 255, 517), (9, 11, 13), (3, 4, 5), (1, 2, 3)),
                     hidden=((13, 9, 11), (2, 7, 3)), hidden_random=(3, 1, 300),
@@ -727,8 +728,9 @@ stencil_tiled = StencilProblem(
     blocks_for=tiled_blocks,
     # Two tiles along every axis in the first case (seams in x, y and z; every last tile
     # partial); one tile; a volume with no interior. CPU sizes stay small: the simulator runs a
-    # 512-thread block in ~0.2 s, and the race detector watches every shared access.
-    cpu_sizes=Sizes(visible=((7, 8, 9), (3, 4, 5), (1, 2, 3)), hidden=((9, 7, 8),),
+    # 512-thread block in ~0.2 s, and the race detector watches every shared access. Hidden
+    # 12 × 12 × 14 is 4 times the largest visible volume, in 2 × 2 × 3 blocks.
+    cpu_sizes=Sizes(visible=((7, 8, 9), (3, 4, 5), (1, 2, 3)), hidden=((9, 7, 8), (12, 12, 14)),
                     hidden_random=(1, 1, 11)),
     gpu_sizes=Sizes(visible=((129, 255, 517), (7, 8, 9), (3, 4, 5), (1, 2, 3)),
                     hidden=((9, 7, 8),), hidden_random=(3, 1, 300), speed=SPEED_VOLUME),
@@ -747,9 +749,11 @@ stencil_coarsened = StencilProblem(
     # (nz, ny, nx): the first has two blocks along y (the second partial) and two slabs of three
     # planes; the second two blocks along x and two slabs of two planes; then a single point.
     # Hidden: three slabs of 3, 3 and 1 planes; two blocks along y in slabs of 3 and 2 planes; a
-    # random small volume. (The simulator runs a 256-thread block at ~0.1-0.3 s per plane, race
-    # detector included, so no case has more than a dozen block-planes.)
-    cpu_sizes=Sizes(visible=((6, 15, 9), (4, 3, 16), (1, 1, 1)), hidden=((7, 5, 9), (5, 16, 4)),
+    # random small volume; and 17 × 14 × 14, 4 times the largest visible volume in one column of
+    # blocks (17 block-planes, the most of any case: the simulator runs a 256-thread block at
+    # ~0.1-0.3 s per plane, race detector included).
+    cpu_sizes=Sizes(visible=((6, 15, 9), (4, 3, 16), (1, 1, 1)), hidden=((7, 5, 9), (5, 16, 4),
+                                                                               (17, 14, 14)),
                     hidden_random=(1, 1, 10)),
     gpu_sizes=Sizes(visible=((129, 255, 517), (6, 15, 9), (4, 3, 16), (1, 1, 1)),
                     hidden=((7, 5, 9), (5, 16, 4)), hidden_random=(3, 1, 300), speed=SPEED_VOLUME),

@@ -476,6 +476,11 @@ RACE_TREE_HINT = (
     "shared memory and after every step (outside the `if`, where every thread of the block "
     "reaches it).")
 
+BARRIER_TREE_HINT = (
+    "every thread of the block must reach every cuda.syncthreads(): keep the barrier after the "
+    "`if t < stride:` (not inside it), and let threads without an element load 0 and stay in "
+    "the kernel instead of returning early.")
+
 
 class SumProblem(Problem):
     """A sum exercise: the tolerance is the error bound of the launch's chain of additions (so it
@@ -501,6 +506,8 @@ class SumProblem(Problem):
                 verdict.hint = RACE_OUT_HINT
             elif "shared-memory race" in outcome.error:
                 verdict.hint = RACE_TREE_HINT
+            elif "BarrierDivergence" in outcome.error:
+                verdict.hint = BARRIER_TREE_HINT
             return verdict
         got = outcome.outputs.get("out")
         if got is not None and np.asarray(got).shape == (1,) and warp_poisoned(got).any():
@@ -544,8 +551,8 @@ reduce_tree = _sum_problem(
     chain=lambda case: tree_chain(case.blocks, case.threads), segment=True,
     block_sizes=(32, 64, 128, 256), visible_block_size=64, blocks_for=segment_blocks,
     # 601: 5 blocks, the last one partial; 100: shorter than one block's segment (128); 1.
-    cpu_sizes=Sizes(visible=(601, 100, 1), hidden=(531, 63), hidden_random=(2, 2, 800)),
-    gpu_sizes=Sizes(visible=(10_000_001, 601, 100, 1), hidden=(531, 63),
+    cpu_sizes=Sizes(visible=(601, 100, 1), hidden=(531, 63, 2405), hidden_random=(2, 2, 800)),
+    gpu_sizes=Sizes(visible=(10_000_001, 601, 100, 1), hidden=(531, 63, 16_777_219),
                     hidden_random=(3, 100_000, 30_000_000)),
 )
 
@@ -691,8 +698,8 @@ warp_sums = WarpSumsProblem(
     launch=_warp_launch, block_sizes=WARP_BLOCKS, visible_block_size=64,
     # 501: 16 warps of 32 (the last one with 21 lanes of data) at warp size 32; 70: 3 warps, the
     # last with 6 elements; 1. Hidden, alternating warp sizes 64 and 32 (601 and 40 at 64).
-    cpu_sizes=Sizes(visible=(501, 70, 1), hidden=(601, 399, 40), hidden_random=(2, 2, 700)),
-    gpu_sizes=Sizes(visible=(10_000_003, 501, 70, 1), hidden=(601, 399, 40),
+    cpu_sizes=Sizes(visible=(501, 70, 1), hidden=(601, 399, 40, 2005), hidden_random=(2, 2, 700)),
+    gpu_sizes=Sizes(visible=(10_000_003, 501, 70, 1), hidden=(601, 399, 40, 16_777_219),
                     hidden_random=(3, 100_000, 30_000_000)),
     bytes_moved=lambda size: 4 * int(size[0]) + 4 * -(-int(size[0]) // int(size[1])),
     size_label=_warp_label,
@@ -796,8 +803,8 @@ reduce_sum = _sum_problem(
     segment=False, block_sizes=(64, 128, 256), visible_block_size=128, blocks_for=few_blocks,
     speed_inputs=_speed_inputs, speed_launch=speed_shape, sample_spec=_speed_sample,
     # 3001: 2 to 4 blocks of 128 threads, ~8 elements per thread; 100: fewer than one block; 1.
-    cpu_sizes=Sizes(visible=(3001, 100, 1), hidden=(1025, 63), hidden_random=(2, 2, 2999)),
-    gpu_sizes=Sizes(visible=(10_000_001, 3001, 100, 1), hidden=(1025, 63),
+    cpu_sizes=Sizes(visible=(3001, 100, 1), hidden=(1025, 63, 12007), hidden_random=(2, 2, 2999)),
+    gpu_sizes=Sizes(visible=(10_000_001, 3001, 100, 1), hidden=(1025, 63, 16_777_219),
                     hidden_random=(3, 100_000, 30_000_000), speed=1 << 28),
     reference=reference_sum,
     # H200 (docs/benchmarks.md): the reference 0.252 ms at 2^28 (101% of a copy, 95% of cupy.sum's

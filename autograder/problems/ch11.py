@@ -1005,10 +1005,10 @@ class ScanProblem(Problem):
                 limit = min(limit, 12.0 + 2e-3 * case.thread_count)
         return limit
 
-    def _run_here(self, submission, case):
+    def _run_here(self, submission, case, forget_inputs: bool = False):
         _state["checking"] = True
         try:
-            return super()._run_here(submission, case)
+            return super()._run_here(submission, case, forget_inputs=forget_inputs)
         finally:
             _state["checking"] = False
 
@@ -1138,8 +1138,8 @@ kogge_stone = ScanProblem(
     tolerance=lambda inputs, expected: {"y": section_tolerance(inputs["x"], 64)},
     launch=_launch_ks, block_sizes=(32, 64, 128), visible_block_size=64,
     # 150 elements: 3 sections of 64, the last one partial; 37: fewer than one block; 1 element.
-    cpu_sizes=Sizes(visible=(150, 37, 1), hidden=(200, 33), hidden_random=(1, 2, 260)),
-    gpu_sizes=Sizes(visible=(10_000_019, 150, 37, 1), hidden=(200, 33),
+    cpu_sizes=Sizes(visible=(150, 37, 1), hidden=(200, 33, 601), hidden_random=(1, 2, 260)),
+    gpu_sizes=Sizes(visible=(10_000_019, 150, 37, 1), hidden=(200, 33, 16_777_219),
                     hidden_random=(3, 2, 20_000_000)),
     bytes_moved=_bytes, baselines=BASELINES, per_thread=1, value_hint=_VALUE_HINT_SECTIONS,
 )
@@ -1154,8 +1154,8 @@ brent_kung = ScanProblem(
     launch=_launch_bk, block_sizes=(32, 64, 128), visible_block_size=32,
     blocks_for=lambda n, t: _cdiv(max(int(n), 1), 2 * t),
     # 150: sections of 64, the third partial; 50: less than one section; 1 element.
-    cpu_sizes=Sizes(visible=(150, 50, 1), hidden=(300, 65), hidden_random=(1, 2, 400)),
-    gpu_sizes=Sizes(visible=(10_000_019, 150, 50, 1), hidden=(300, 65),
+    cpu_sizes=Sizes(visible=(150, 50, 1), hidden=(300, 65, 601), hidden_random=(1, 2, 400)),
+    gpu_sizes=Sizes(visible=(10_000_019, 150, 50, 1), hidden=(300, 65, 16_777_219),
                     hidden_random=(3, 2, 20_000_000)),
     bytes_moved=_bytes, baselines=BASELINES, per_thread=2, value_hint=_VALUE_HINT_SECTIONS,
 )
@@ -1225,8 +1225,8 @@ scan_hierarchical = ScanProblem(
     # Tiles of 16·32 = 512: 1500 is 3 tiles (the last partial) and a second level of 3 sums;
     # 200 is less than one tile; 1 element. Hidden: 2000 (4 tiles of 512, or 2 of 1024 with 64
     # threads), 513, random. On a GPU the first case needs three levels.
-    cpu_sizes=Sizes(visible=(1500, 200, 1), hidden=(2000, 513), hidden_random=(1, 2, 2500)),
-    gpu_sizes=Sizes(visible=(30_000_001, 1500, 200, 1), hidden=(2000, 513),
+    cpu_sizes=Sizes(visible=(1500, 200, 1), hidden=(2000, 513, 6001), hidden_random=(1, 2, 2500)),
+    gpu_sizes=Sizes(visible=(30_000_001, 1500, 200, 1), hidden=(2000, 513, 16_777_219),
                     hidden_random=(3, 2, 50_000_000), speed=SPEED_N),
     speed_launch=_speed_shape, bytes_moved=_bytes, flops=lambda n: int(n), baselines=BASELINES,
     reference=reference_hierarchical, speed_inputs=_speed_inputs, sample_spec=_whole_sample,
@@ -1247,8 +1247,8 @@ scan_single_pass = ScanProblem(
     launch=_launch_single_pass, block_sizes=(32, 64), visible_block_size=32,
     blocks_for=_tiles,
     # Tiles of 512: 2600 is 6 tiles (look-backs of every length); 200 less than one; 1 element.
-    cpu_sizes=Sizes(visible=(2600, 200, 1), hidden=(3000, 513), hidden_random=(1, 2, 3000)),
-    gpu_sizes=Sizes(visible=(30_000_001, 2600, 200, 1), hidden=(3000, 513),
+    cpu_sizes=Sizes(visible=(2600, 200, 1), hidden=(3000, 513, 10401), hidden_random=(1, 2, 3000)),
+    gpu_sizes=Sizes(visible=(30_000_001, 2600, 200, 1), hidden=(3000, 513, 16_777_219),
                     hidden_random=(3, 2, 50_000_000), speed=SPEED_N),
     speed_launch=_speed_shape, bytes_moved=_bytes, flops=lambda n: int(n), baselines=BASELINES,
     reference=reference_single_pass, speed_inputs=_speed_inputs, sample_spec=_whole_sample,

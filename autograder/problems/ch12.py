@@ -749,11 +749,14 @@ co_rank = CoRankProblem(
     launch=_co_rank_launch, on_device=False,
     # (m, n); (m + n) % 4 picks the keys: 37+27 ties (every k from 0 to 64), 0+13 equal (A
     # empty), 50+52 floats, 41+2 overlap (B much shorter); hidden 12+0 ties (B empty), 96+9
-    # equal, and two random pairs.
-    cpu_sizes=Sizes(visible=((37, 27), (0, 13), (50, 52), (41, 2)), hidden=((12, 0), (96, 9)),
+    # equal, 211+199 floats (4 times the largest visible: no special case of small inputs), and
+    # two random pairs. On a GPU the hidden 9M+8M pair passes 2^24 keys.
+    cpu_sizes=Sizes(visible=((37, 27), (0, 13), (50, 52), (41, 2)), hidden=((12, 0), (96, 9),
+                                                                                (211, 199)),
                     hidden_random=(2, 0, 300)),
     gpu_sizes=Sizes(visible=((6_000_017, 4_000_035), (37, 27), (0, 13), (50, 52), (41, 2)),
-                    hidden=((12, 0), (96, 9)), hidden_random=(3, 0, 3_000_000)),
+                    hidden=((12, 0), (96, 9), (9_000_011, 8_000_005)),
+                    hidden_random=(3, 0, 3_000_000)),
     size_label=_label,
 )
 
@@ -768,10 +771,12 @@ merge_basic = MergeProblem(
     # (m, n); (m + n) % 4 picks the keys: 300+216 ties (3 blocks × 32 threads, 6 outputs each),
     # 64+45 every key equal, 211+4 overlap (B much shorter), 0+98 floats (A empty); hidden 47+0
     # overlap (B empty), 9+388 equal, and two random pairs.
-    cpu_sizes=Sizes(visible=((300, 216), (64, 45), (211, 4), (0, 98)), hidden=((47, 0), (9, 388)),
+    cpu_sizes=Sizes(visible=((300, 216), (64, 45), (211, 4), (0, 98)), hidden=((47, 0), (9, 388),
+                                                                                  (1201, 865)),
                     hidden_random=(2, 0, 500)),
     gpu_sizes=Sizes(visible=((5_000_012, 3_000_016), (300, 216), (64, 45), (211, 4), (0, 98)),
-                    hidden=((47, 0), (9, 388)), hidden_random=(3, 0, 3_000_000)),
+                    hidden=((47, 0), (9, 388), (9_000_011, 8_000_005)),
+                    hidden_random=(3, 0, 3_000_000)),
     bytes_moved=_bytes_moved, sample_spec=_merge_sample, size_label=_label,
 )
 
@@ -790,9 +795,10 @@ merge_tiled = MergeProblem(
     # overlap (B much shorter), 0+150 floats (A empty); hidden 90+77 overlap, 173+0 equal (B
     # empty), and two random pairs.
     cpu_sizes=Sizes(visible=((310, 250), (97, 84), (200, 3), (0, 150)),
-                    hidden=((90, 77), (173, 0)), hidden_random=(2, 0, 400)),
+                    hidden=((90, 77), (173, 0), (1241, 1001)), hidden_random=(2, 0, 400)),
     gpu_sizes=Sizes(visible=((5_000_012, 3_000_016), (310, 250), (97, 84), (200, 3), (0, 150)),
-                    hidden=((90, 77), (173, 0)), hidden_random=(3, 0, 3_000_000),
+                    hidden=((90, 77), (173, 0), (9_000_011, 8_000_005)),
+                    hidden_random=(3, 0, 3_000_000),
                     speed=SPEED_SIZE),
     bytes_moved=_bytes_moved, sample_spec=_merge_sample, size_label=_label,
     reference=reference_tiled, speed_inputs=_merge_speed_inputs, speed_launch=speed_shape,

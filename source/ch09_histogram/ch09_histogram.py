@@ -319,7 +319,7 @@ plt.show()
 # that stores (`hist[b] = bins[b]`) instead of adding fails with a message naming the two threads
 # and lines. **The speed test** (on a GPU) times your kernel on 2²⁸ uniform bytes with 8 blocks of
 # 256 threads per SM, against the course's reference kernel and a compiled CPU loop: you need at
-# least 40% of the reference's speed and 20× the loop. In CPU mode it says it needs a GPU.
+# least 25% of the reference's speed and 20× the loop. In CPU mode it says it needs a GPU.
 
 # %% nbgrader={"grade": false, "grade_id": "histogram_private_solution", "locked": false, "schema_version": 3, "solution": true, "task": false}
 NUM_BINS = 256   # one bin per byte value

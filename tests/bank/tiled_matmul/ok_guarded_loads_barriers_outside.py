@@ -1,0 +1,31 @@
+# bank: the same kernel with only the loads and the final store guarded: threads past the matrix load zeros and reach every barrier (the tile loop's trip count is the same for every thread); correct, full marks.
+# naive: none
+from numba import float32
+
+TILE = 8
+
+
+@cuda.jit
+def tiled_matmul_kernel(A, B, C):
+    sA = cuda.shared.array((TILE, TILE), float32)
+    sB = cuda.shared.array((TILE, TILE), float32)
+    tx, ty = cuda.threadIdx.x, cuda.threadIdx.y
+    row = cuda.blockIdx.y * TILE + ty
+    col = cuda.blockIdx.x * TILE + tx
+    inside = row < C.shape[0] and col < C.shape[1]
+    acc = float32(0)
+    for t in range((A.shape[1] + TILE - 1) // TILE):
+        a_col, b_row = t * TILE + tx, t * TILE + ty
+        sA[ty, tx] = 0
+        sB[ty, tx] = 0
+        if row < A.shape[0] and a_col < A.shape[1]:
+            sA[ty, tx] = A[row, a_col]
+        if b_row < B.shape[0] and col < B.shape[1]:
+            sB[ty, tx] = B[b_row, col]
+        cuda.syncthreads()
+        if inside:
+            for k in range(TILE):
+                acc += sA[ty, k] * sB[k, tx]
+        cuda.syncthreads()
+    if inside:
+        C[row, col] = acc

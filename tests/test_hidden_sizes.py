@@ -1,0 +1,64 @@
+"""Hidden cases are larger than the visible ones: a kernel that special-cases the sizes it was
+shown (``if n < 5000:``) must fail. In CPU mode every exercise's hidden cases include a fixed size
+at least 4 times its largest visible one; on a GPU, every 1-D exercise's hidden cases reach 2^24
+elements. The size of a case is its element count (the product of a shape: pixels, voxels,
+M·K·N multiply-adds), the sum m + n for a merge's two arrays, and the number of questions for the
+exercises that compute a formula on the host."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from autograder.problem import Problem, Sizes
+from autograder.problems import CHAPTERS
+
+SUMS = {"co_rank", "merge_basic", "merge_tiled"}     # sizes (m, n) of two arrays: m + n keys
+
+# Exercises allowed below the rule, each with its reason (none today: keep the reason when one
+# is added, e.g. a 3-D stencil whose 4x case would take the simulator minutes).
+CPU_EXCEPTIONS: dict[str, str] = {}
+PROBLEMS = {f"{m.__name__.rsplit('.', 1)[-1]}.{attr}": p for m in CHAPTERS
+            for attr, p in vars(m).items() if isinstance(p, Problem)}
+
+
+def measure(problem: Problem, size) -> int:
+    if isinstance(size, tuple):
+        return sum(size) if problem.name in SUMS else int(np.prod(size))
+    return int(size)
+
+
+def largest_hidden_over_visible(problem: Problem, sizes: Sizes) -> float:
+    visible = max(measure(problem, s) for s in sizes.visible)
+    hidden = max((measure(problem, s) for s in sizes.hidden), default=0)
+    return hidden / max(visible, 1)
+
+
+@pytest.mark.parametrize("path", sorted(PROBLEMS))
+def test_cpu_hidden_cases_include_four_times_the_largest_visible_size(path):
+    problem = PROBLEMS[path]
+    if problem.name in CPU_EXCEPTIONS:
+        pytest.skip(CPU_EXCEPTIONS[problem.name])
+    ratio = largest_hidden_over_visible(problem, problem.cpu_sizes)
+    assert ratio >= 4, (f"{path}: the largest fixed hidden CPU size is {ratio:.2f} times the "
+                        "largest visible one; add one at least 4 times as large (and time it)")
+
+
+@pytest.mark.parametrize("path", sorted(p for p, prob in PROBLEMS.items()
+                                        if prob.on_device or prob.name == "co_rank"))
+def test_gpu_hidden_cases_of_1d_exercises_reach_2_to_the_24(path):
+    problem = PROBLEMS[path]
+    shapes = isinstance(problem.gpu_sizes.visible[0], tuple) and problem.name not in SUMS
+    if shapes:
+        # Shapes on a GPU: their visible cases are chip-sized already (a 1081 x 1919 image, a
+        # 1023 x 517 x 1537 matmul, a 129 x 255 x 517 volume), and the speed test runs larger.
+        pytest.skip("a multi-dimensional exercise: its visible GPU case is chip-sized already")
+    largest = max(measure(problem, s) for s in problem.gpu_sizes.hidden)
+    assert largest >= 1 << 24, f"{path}: the largest fixed hidden GPU size is {largest}"
+
+
+def test_the_rule_can_fail():
+    small = Problem.__new__(Problem)
+    small.name = "toy"
+    assert largest_hidden_over_visible(small, Sizes(visible=(1025, 1), hidden=(4000,))) < 4
+    assert largest_hidden_over_visible(small, Sizes(visible=((29, 45),), hidden=((45, 29),))) == 1
