@@ -190,12 +190,24 @@ def test_lab_syncs_then_execs_jupyter_lab_in_the_workspace(course, ws, monkeypat
     calls = []
     monkeypatch.setattr(cli.os, "execv", lambda exe, argv: calls.append((exe, argv)))
     monkeypatch.setattr(cli.os, "chdir", lambda d: calls.append(("chdir", d)))
+    monkeypatch.setattr(cli.os, "geteuid", lambda: 1000)
     cli.main(["lab", "--workspace", str(ws), "--no-browser", "--", "--port=9999"])
     assert (ws / "ch01" / "vector_add.ipynb").exists()
     assert calls[0] == ("chdir", ws)
     exe, argv = calls[1]
     assert argv[1:] == ["-m", "jupyter", "lab", "--no-browser", "--port=9999"]
     assert "added 2 chapters" in capsys.readouterr().out
+
+
+def test_lab_as_root_allows_root(course, ws, monkeypatch):
+    """JupyterLab refuses to start as root unless told to: as root, `aag lab` tells it."""
+    monkeypatch.setattr(workspace, "default_course_dir", lambda: course)
+    calls = []
+    monkeypatch.setattr(cli.os, "execv", lambda exe, argv: calls.append(argv))
+    monkeypatch.setattr(cli.os, "chdir", lambda d: None)
+    monkeypatch.setattr(cli.os, "geteuid", lambda: 0)
+    cli.main(["lab", "--workspace", str(ws), "--no-browser"])
+    assert calls[0][1:] == ["-m", "jupyter", "lab", "--no-browser", "--allow-root"]
 
 
 def test_lab_without_course_directory_fails_cleanly(tmp_path, monkeypatch, capsys):
