@@ -119,7 +119,7 @@ class Recorder:
         self.quiet = 0                       # inside a device-to-device copy
         self._restore: list = []             # (device array, real data) behind decoys
         self._cache: dict[int, tuple] = {}   # id(FakeCUDAArray or ndarray) -> (obj, buffer, map)
-        self._trusted = _trusted_roots()
+        self._trusted = trusted_roots()
         # The course's own code checked as a submission (its reference kernels, in the course's
         # tests and `aag bench`): its kernels count as the submission's. A learner who hands one
         # in is stopped by the judge's launch check (no kernel of the learner's ran), and one
@@ -297,7 +297,7 @@ class Recorder:
 
     def launch_starts(self, fn) -> bool:
         """A kernel is launched (not from inside another kernel): whose is it?"""
-        learner = self.course_submission or _is_learner(fn, self._trusted)
+        learner = self.course_submission or is_learner_code(fn, self._trusted)
         self.launch_number += 1
         if learner:
             self.learner_launches += 1
@@ -447,7 +447,9 @@ def _files(*names: str) -> frozenset:
     return frozenset(names) | frozenset(os.path.abspath(n) for n in names)
 
 
-def _trusted_roots() -> tuple[str, ...]:
+def trusted_roots() -> tuple[str, ...]:
+    """Where code that is not the learner's lives (this package, the Python installation, numba,
+    numpy), real paths; found once per process, before GPU libraries' imports are blocked."""
     roots = _installed.get("roots")
     if roots is None:   # at install time, before the runner blocks GPU libraries' imports
         import importlib.util
@@ -490,7 +492,7 @@ def is_course_code(submission) -> bool:
     """Whether a submission is the course's own (a reference kernel, a tuple of them, a kernel
     factory of the package): every part is a function defined under the trusted roots."""
     parts = submission if isinstance(submission, (tuple, list)) else (submission,)
-    roots = _trusted_roots()
+    roots = trusted_roots()
     for part in parts:
         fn = getattr(part, "py_func", None) or part
         if getattr(fn, "__code__", None) is None:
@@ -500,12 +502,12 @@ def is_course_code(submission) -> bool:
             path = os.path.realpath(getattr(module, "__file__", None) or "")
             if not path.startswith(os.path.realpath(_PACKAGE) + os.sep):
                 return False
-        elif _is_learner(fn, roots):
+        elif is_learner_code(fn, roots):
             return False
     return bool(parts)
 
 
-def _is_learner(fn, roots) -> bool:
+def is_learner_code(fn, roots) -> bool:
     code = getattr(fn, "__code__", None)
     filename = os.path.realpath(code.co_filename) if code else ""
     return bool(filename) and not filename.startswith(roots)
@@ -541,7 +543,7 @@ def install() -> None:
     current = threading.current_thread
     _installed["skip"] = _files(__file__, simarray.__file__, _RUNNER)   # + the harness's hooks
     _installed["simulator"] = os.path.dirname(os.path.abspath(simkernel.__file__)) + os.sep
-    _trusted_roots()
+    trusted_roots()
 
     getitem, setitem = FakeCUDAArray.__getitem__, FakeCUDAArray.__setitem__
 
@@ -741,7 +743,7 @@ def install_gpu() -> None:
     _installed["skip_under"] = tuple({os.path.dirname(os.path.dirname(os.path.abspath(
         driver.__file__))) + os.sep, os.path.dirname(os.path.dirname(driver.__file__)) + os.sep})
     _installed["simulator"] = "\0"
-    _trusted_roots()
+    trusted_roots()
     d2h, h2d = driver.device_to_host, driver.host_to_device
 
     def device_to_host(dst, src, size, stream=0):
@@ -761,8 +763,8 @@ def install_gpu() -> None:
 
     def counted(self, *args, **kwargs):
         rec = _active[0]
-        if isinstance(rec, DeviceRanges) and _is_learner(getattr(self, "py_func", None),
-                                                         _trusted_roots()):
+        if isinstance(rec, DeviceRanges) and is_learner_code(getattr(self, "py_func", None),
+                                                         trusted_roots()):
             rec.kernel_launches += 1     # the learner's own kernels only (not the course's zero)
         return launch(self, *args, **kwargs)
     dispatcher._Kernel.launch = counted

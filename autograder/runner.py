@@ -29,7 +29,6 @@ import os
 import re
 import sys
 import traceback
-from pathlib import Path
 
 import numpy as np
 
@@ -106,7 +105,9 @@ class Harness:
         self.launches: list[tuple[str, bool]] = []     # (kernel name, is the learner's own)
         self.d2h = 0
         self.streams = 0
-        self._trusted = tuple(str(p) for p in _trusted_roots())
+        from .provenance import is_learner_code, trusted_roots
+        self._trusted = trusted_roots()
+        self._is_learner_code = is_learner_code
         self._install_hooks()
         if self.gpu:   # host copies of the exercise's arrays, launches at the driver's layer
             from . import provenance
@@ -120,9 +121,7 @@ class Harness:
             self._gather = gather
 
     def _own(self, fn) -> bool:
-        code = getattr(fn, "__code__", None)
-        filename = os.path.realpath(code.co_filename) if code else ""
-        return bool(filename) and not filename.startswith(self._trusted)
+        return self._is_learner_code(fn, self._trusted)
 
     def _record_launch(self, fn) -> None:
         # The course's preparing kernels (zeroing an output) are not launches of anybody's answer.
@@ -334,28 +333,6 @@ def speed_inputs(problem, nonce: int, content: int, size) -> dict:
     """The inputs of one content set of a speed run: the judge regenerates the same values."""
     rng = np.random.default_rng([nonce, content])
     return problem.speed_inputs(rng, size)
-
-
-def _trusted_roots() -> list[Path]:
-    """Where code that is not the learner's lives: this package and the Python installation."""
-    import sysconfig
-
-    import autograder
-    roots = {Path(autograder.__file__).resolve().parent, Path(sys.prefix).resolve(),
-             Path(sys.base_prefix).resolve()}
-    for key in ("purelib", "platlib", "stdlib"):
-        path = sysconfig.get_paths().get(key)
-        if path:
-            roots.add(Path(path).resolve())
-    for p in sys.path:
-        if p and "site-packages" in p:
-            roots.add(Path(p).resolve())
-    import importlib.util
-    for name in ("numba", "numba_cuda", "numpy", "cupy"):   # wherever they were installed
-        spec = importlib.util.find_spec(name)
-        if spec is not None and spec.origin:
-            roots.add(Path(spec.origin).resolve().parent.parent)
-    return sorted(roots)
 
 
 # ---- libraries that compute for the learner ------------------------------------------------------
