@@ -387,7 +387,10 @@ class StudentProcess:
     def _why_gone(self) -> str:
         code = self.proc.close()
         if self.proc.killed == "time":
-            return "it ran past its time limit and was stopped (an endless loop, or far too slow?)"
+            limit = self.proc.budget.seconds
+            return (f"it ran past its time limit ({limit:.3g} s of processor time, or "
+                    f"{sandbox.backstop(limit):.3g} s waiting) and was "
+                    "stopped (an endless loop, a deadlock, or far too slow?)")
         if self.proc.killed == "memory":
             return (f"it used more than {self.proc.memory_bytes / 2**30:.0f} GiB of memory and was "
                     "stopped (a huge allocation?)")

@@ -53,6 +53,10 @@ SYSTEM_LINKS = ("/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32")
 GPU_NODES = ("nvidia", "kfd", "dri")   # /dev entries starting with these
 MAX_PROCESSES = 64       # processes in one sandbox's tree (bwrap's two included)
 POLL = 0.05              # seconds between two looks of a watchdog
+# A time limit counts the processor time of the process tree, which a busy grading machine does
+# not inflate (its wall-clock time it does: two graders sharing one core take twice as long). Code
+# that waits without computing (a sleep, a deadlock) is stopped by a wall-clock backstop instead:
+WALL_FACTOR, WALL_SLACK = 4.0, 30.0   # seconds of wall time = WALL_FACTOR * limit + WALL_SLACK
 
 
 class SandboxUnavailable(RuntimeError):
@@ -245,24 +249,54 @@ def use(mode: str, setting: str) -> bool:
     return reason is None
 
 
+def backstop(seconds: float) -> float:
+    """Wall-clock seconds after which a time limit of ``seconds`` stops code whatever its
+    processor time (code that sleeps or waits on a lock uses none)."""
+    return WALL_FACTOR * seconds + WALL_SLACK
+
+
+class TimeBudget:
+    """A time limit for a process tree: passed once ``seconds`` of wall time *and* ``seconds`` of
+    processor time (all its processes and threads together) have gone by since it was set, or at
+    the wall-clock backstop ``WALL_FACTOR * seconds + WALL_SLACK`` for code that waits instead of
+    computing.
+
+    Processor time, because a time limit must not turn into a wrong zero when the grading machine
+    is busy: a case that needs 5 s of one core takes 5 s of processor time however many other
+    graders share the machine, while its wall time grows with their number. Wall time too,
+    because code on several cores uses processor time faster than the clock runs."""
+
+    def __init__(self, seconds: float, cpu_now: float = 0.0):
+        self.seconds = seconds
+        self.cpu_limit = cpu_now + seconds
+        now = time.monotonic()
+        self.wall_limit = now + seconds
+        self.wall_backstop = now + backstop(seconds)
+
+    def passed(self, cpu_now: float) -> bool:
+        now = time.monotonic()
+        return now > self.wall_backstop or (now > self.wall_limit and cpu_now > self.cpu_limit)
+
+
 class Watchdog:
     """Watches a process tree from a thread: every ``POLL`` seconds it sums the resident memory
-    of the process and all its descendants and counts them, and calls ``on_limit`` with
-    ``"memory"``, ``"processes"`` or ``"time"`` (once ``deadline()`` has passed) when one is over
-    its limit. Used for the judge's student processes (:class:`Supervised`) and nbgrader's
-    sandboxed kernel (:class:`~autograder.nbgrader_ext.SandboxedKernelManager`), so a learner's
-    code cannot hold the grader's memory or fill its process table in either.
+    and the processor time of the process and all its descendants and counts them, and calls
+    ``on_limit`` with ``"memory"``, ``"processes"`` or ``"time"`` (once the :class:`TimeBudget`
+    that ``budget()`` returns has passed) when one is over its limit. Used for the judge's student
+    processes (:class:`Supervised`) and nbgrader's sandboxed kernel
+    (:class:`~autograder.nbgrader_ext.SandboxedKernelManager`), so a learner's code cannot hold
+    the grader's memory or fill its process table in either.
 
     Polled, so an allocation or a fork burst faster than ``POLL`` can overshoot briefly: the
     kernel's own limits (a cgroup's ``memory.max`` and ``pids.max``) would stop it at once, but
     need a delegated cgroup v2, which graders seldom have (see docs/grading.md)."""
 
     def __init__(self, pid: int, *, memory_bytes: int, max_processes: int = MAX_PROCESSES,
-                 on_limit, deadline=None, interval: float = POLL):
+                 on_limit, budget=None, interval: float = POLL):
         import psutil
 
         self.memory_bytes, self.max_processes = memory_bytes, max_processes
-        self.on_limit, self.deadline, self.interval = on_limit, deadline, interval
+        self.on_limit, self.budget, self.interval = on_limit, budget, interval
         self.peak_rss = 0
         self.peak_processes = 0
         self.hit: str | None = None
@@ -294,6 +328,20 @@ class Watchdog:
                 pass
         return total
 
+    @staticmethod
+    def cpu_seconds(procs) -> float:
+        """Processor time (user and system, all threads) the processes have used so far."""
+        import psutil
+
+        total = 0.0
+        for p in procs:
+            try:
+                times = p.cpu_times()
+                total += times.user + times.system
+            except psutil.Error:
+                pass
+        return total
+
     def _watch(self) -> None:
         while not self._stop.wait(self.interval):
             procs = self.tree()
@@ -302,11 +350,12 @@ class Watchdog:
             rss = self.rss(procs)
             self.peak_rss = max(self.peak_rss, rss)
             self.peak_processes = max(self.peak_processes, len(procs))
+            budget = self.budget() if self.budget is not None else None
             if rss > self.memory_bytes:
                 reason = "memory"
             elif len(procs) > self.max_processes:
                 reason = "processes"
-            elif self.deadline is not None and time.monotonic() > self.deadline():
+            elif budget is not None and budget.passed(self.cpu_seconds(procs)):
                 reason = "time"
             else:
                 continue
@@ -355,18 +404,24 @@ class Supervised:
         cmd = command(argv, policy) if policy is not None else list(argv)
         self.start = time.monotonic()
         self.proc = subprocess.Popen(cmd, preexec_fn=_child_limits, **popen)
-        self._deadline = self.start + timeout
+        self._budget = TimeBudget(timeout)
         self._dog = Watchdog(self.proc.pid, memory_bytes=memory_bytes,
                              max_processes=max_processes, on_limit=self._limit,
-                             deadline=lambda: self._deadline)
+                             budget=lambda: self._budget)
 
     @property
     def peak_rss(self) -> int:
         return self._dog.peak_rss
 
+    @property
+    def budget(self) -> TimeBudget:
+        """The time limit now in force."""
+        return self._budget
+
     def deadline_in(self, seconds: float) -> None:
-        """Move the deadline to ``seconds`` from now (the judge sets one per request it sends)."""
-        self._deadline = time.monotonic() + seconds
+        """A new time limit from now: ``seconds`` of processor time, with the wall-clock backstop
+        of :class:`TimeBudget` (the judge sets one per request it sends)."""
+        self._budget = TimeBudget(seconds, Watchdog.cpu_seconds(self._dog.tree()))
 
     def _limit(self, reason: str) -> None:
         if self.killed is None:

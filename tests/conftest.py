@@ -27,9 +27,44 @@ def repo_root():
     return os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
 
+def _chapter_of(nodeid: str) -> str:
+    """The chapter a test belongs to (``chNN`` in its file name or parameters), else "course"."""
+    import re
+    found = re.search(r"ch(\d\d)", nodeid)
+    if found:
+        return f"ch{found.group(1)}"
+    try:
+        import bank   # bank entries are named by exercise: tests/bank knows their chapters
+        for exercise, spec in bank.EXERCISES.items():
+            if f"[{exercise}" in nodeid or f"{exercise}/" in nodeid:
+                return spec["chapter"][:4]
+    except ImportError:
+        pass
+    return "course"
+
+
+def _time_per_chapter(terminalreporter) -> None:
+    """The suite's seconds per chapter (all phases of all its tests, on all workers together):
+    where CI's time goes as chapters are added."""
+    seconds: dict[str, float] = {}
+    for reports in terminalreporter.stats.values():
+        for report in reports:
+            duration = getattr(report, "duration", None)
+            if duration and getattr(report, "nodeid", ""):
+                key = _chapter_of(report.nodeid)
+                seconds[key] = seconds.get(key, 0.0) + duration
+    if not seconds:
+        return
+    terminalreporter.write_sep("-", "test time per chapter (seconds, all workers together)")
+    terminalreporter.write_line("  ".join(f"{k} {v:.0f}" for k, v in sorted(seconds.items()))
+                                + f"  | total {sum(seconds.values()):.0f}")
+
+
 def pytest_terminal_summary(terminalreporter):
-    """Print the bank's catch rate and false-alarm rate (tests/test_bank.py records each entry)."""
+    """Print the time per chapter, and the bank's catch rate and false-alarm rate
+    (tests/test_bank.py records each entry)."""
     import json
+    _time_per_chapter(terminalreporter)
     rows = []
     for reports in terminalreporter.stats.values():
         for report in reports:
@@ -42,7 +77,7 @@ def pytest_terminal_summary(terminalreporter):
     good = [r for r in rows if r["kind"] == "ok"]
     caught = sum(bool(r["caught"]) for r in bad)
     alarms = sum(not r["ok"] for r in good)
-    terminalreporter.write_sep("-", "submission bank (nbgrader autograde with the judge)")
+    terminalreporter.write_sep("-", "submission bank (graded by the judge, as nbgrader autograde grades)")
     terminalreporter.write_line(
         f"bank: caught {caught}/{len(bad)} wrong or cheating submissions "
         f"({100 * caught / max(len(bad), 1):.0f}%), false alarms {alarms}/{len(good)} correct "

@@ -14,6 +14,7 @@ import subprocess
 import sys
 import textwrap
 import threading
+import time
 from pathlib import Path
 
 import pytest
@@ -152,15 +153,40 @@ def test_python_paths_never_include_the_course_root(course, monkeypatch):
 
 @pytest.mark.parametrize("code, timeout, reason", [
     ("import numpy as np; x = np.ones(3 * 2**30 // 16); import time; time.sleep(60)", 30, "memory"),
-    ("import time; time.sleep(60)", 3, "time"),
+    ("while True: pass", 2, "time"),                 # computes forever: its processor time
+    ("import time; time.sleep(60)", 2, "time"),      # waits forever: the wall-clock backstop
 ])
-def test_the_watchdog_stops_a_process_over_its_limits(tmp_path, code, timeout, reason):
+def test_the_watchdog_stops_a_process_over_its_limits(tmp_path, monkeypatch, code, timeout, reason):
+    monkeypatch.setattr(sandbox, "WALL_SLACK", 1.0)   # backstop 4 * 2 + 1 = 9 s
     policy = sandbox.Policy(workdir=tmp_path)
     s = sandbox.Supervised([sys.executable, "-c", code], policy, timeout=timeout,
                            memory_bytes=1 << 30, stdout=subprocess.DEVNULL)
     s.proc.wait(timeout=60)
     s.close()
     assert s.killed == reason
+
+
+def test_a_time_limit_is_processor_time_so_a_busy_machine_costs_no_grade(tmp_path):
+    """A process needing 1.5 s of processor time, limit 2 s, sharing its one core with a busy
+    loop: its wall time is ~3 s, past the limit, yet it must finish (a wall-clock limit would have
+    killed it: a grader busy with other submissions would turn a correct answer into a zero)."""
+    if len(os.sched_getaffinity(0)) < 1:
+        pytest.skip("no core to pin to")
+    core = min(os.sched_getaffinity(0))
+    pin = f"import os, time; os.sched_setaffinity(0, {{{core}}}); "
+    hog = subprocess.Popen([sys.executable, "-c", pin + "\nwhile True: pass"])
+    try:
+        work = pin + "t = time.process_time()\nwhile time.process_time() - t < 1.5: pass\nprint('done')"
+        s = sandbox.Supervised([sys.executable, "-c", work], sandbox.Policy(workdir=tmp_path),
+                               timeout=2, memory_bytes=1 << 30, stdout=subprocess.PIPE)
+        t0 = time.monotonic()
+        out, _ = s.proc.communicate(timeout=60)
+        wall = time.monotonic() - t0
+        assert s.close() == 0 and s.killed is None and out.strip() == b"done"
+        assert wall > 2.2, f"the busy loop did not share the core ({wall:.1f} s): nothing tested"
+    finally:
+        hog.kill()
+        hog.wait()
 
 
 def test_a_process_within_its_limits_is_left_alone(tmp_path):

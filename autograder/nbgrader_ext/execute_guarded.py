@@ -17,10 +17,20 @@ On a timeout (or a kernel that died under a cell) this preprocessor instead
 
 Test cells are never replayed: they do not define state the notebook needs, they may be slow,
 and running them twice would change nothing in the grade.
+
+``timeout`` counts the kernel's processor time, as the judge's limits do
+(:class:`autograder.sandbox.TimeBudget`): when a cell has run ``timeout`` seconds of wall time but
+the kernel's processes have used less processor time than that (the grading machine is busy with
+other submissions), the cell is given more time, up to the wall-clock backstop
+``autograder.sandbox.backstop(timeout)``. A busy machine must not turn a slow-but-correct cell into a
+zero. Needs :class:`~autograder.nbgrader_ext.SandboxedKernelManager` (it watches the kernel's
+processes); with another kernel manager the timeout is wall-clock time, as in nbgrader.
 """
 
 from __future__ import annotations
 
+import time
+from queue import Empty
 from typing import Any, List, Optional, Tuple
 
 from jupyter_core.utils import ensure_async, run_sync
@@ -31,6 +41,8 @@ from traitlets import Bool, Unicode
 
 from nbgrader import utils
 from nbgrader.preprocessors import Execute
+
+from .. import sandbox
 
 
 class _CellTimedOut(Exception):
@@ -84,7 +96,13 @@ class ExecuteGuarded(Execute):
     def preprocess(self, nb: NotebookNode, resources: Any = None, km=None):
         # Indices of the cells to replay after a restart, in notebook order.
         self._replayable: List[int] = []
+        self._late_reply: Optional[dict] = None
         return super().preprocess(nb, resources, km=km)
+
+    def _kernel_cpu(self) -> Optional[float]:
+        """Processor time the kernel's processes have used so far (None: not known)."""
+        cpu = getattr(self.km, "cpu_seconds", None)
+        return cpu() if cpu is not None else None
 
     # -- nbclient hooks --------------------------------------------------------------------------
 
@@ -94,12 +112,39 @@ class ExecuteGuarded(Execute):
         if cell is None:
             # Not a cell (the start-up kernel_info request): keep nbclient's behaviour.
             return await super()._async_handle_timeout(timeout, cell)
+        reply = await self._wait_while_under_budget(timeout)
+        if reply is not None:
+            return reply
         self.log.error("Cell ran past %s s; the kernel will be restarted", timeout)
         raise _CellTimedOut(timeout)
+
+    async def _wait_while_under_budget(self, timeout: int) -> Optional[dict]:
+        """The cell's reply, if it comes before the kernel has used ``timeout`` s of processor
+        time since the cell began (and before the wall-clock backstop); None once either passed."""
+        cpu0 = getattr(self, "_cell_cpu", None)
+        if cpu0 is None or self._kernel_cpu() is None:
+            return None
+        wall_end = self._cell_started + sandbox.backstop(timeout)
+        waited = False
+        while time.monotonic() < wall_end and self._kernel_cpu() - cpu0 < timeout:
+            if not waited:
+                self.log.info("Cell past %s s of wall time but not of processor time (a busy "
+                              "machine): waiting on", timeout)
+                waited = True
+            try:
+                msg = await ensure_async(self.kc.shell_channel.get_msg(timeout=1))
+            except Empty:
+                await self._async_check_alive()
+                continue
+            if msg.get("msg_type") == "execute_reply":
+                self._late_reply = msg
+                return msg
+        return None
 
     def preprocess_cell(
         self, cell: NotebookNode, resources: ResourcesDict, index: int
     ) -> Tuple[NotebookNode, ResourcesDict]:
+        self._cell_cpu, self._cell_started = self._kernel_cpu(), time.monotonic()
         try:
             cell, resources = super().preprocess_cell(cell, resources, index)
         except _CellTimedOut as e:
@@ -170,8 +215,12 @@ class ExecuteGuarded(Execute):
         for index in self._replayable:
             cell = self.nb.cells[index]
             msg_id = await ensure_async(self.kc.execute(cell.source, store_history=False))
+            self._cell_cpu, self._cell_started = self._kernel_cpu(), time.monotonic()
+            self._late_reply = None
             try:
-                reply = await self.async_wait_for_reply(msg_id, cell)
+                # A reply that came late on a busy machine is kept by _wait_while_under_budget
+                # (nbclient's wait_for_reply drops it).
+                reply = await self.async_wait_for_reply(msg_id, cell) or self._late_reply
             except (_CellTimedOut, DeadKernelError):
                 return index
             if reply is None or reply["content"].get("status") != "ok":

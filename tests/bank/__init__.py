@@ -9,6 +9,12 @@ A file starts with header comment lines (all other lines are the learner's code)
     # bank: <one sentence: what it does, and why it must get full marks / lose its points>
     # naive: course | allclose | none
     # gpu-only: yes        (optional; only where the entry needs a real GPU to matter)
+    # autograde: nbgrader  (optional; the entry acts on the folder nbgrader's kernel runs in)
+
+tests/test_bank.py judges each entry as ``nbgrader autograde`` would, through the judge's own
+entry point (:func:`autograder.judge.judge_notebook`, what ``JudgeSubmission`` calls); an entry
+marked ``autograde: nbgrader`` goes through a real ``nbgrader autograde`` instead, since what it
+does happens in the autograded folder during nbgrader's Execute.
 
 ``naive`` names a naive check that the entry beats (scores on, though it is wrong); see
 :mod:`bank.naive`. ``kind`` is ``ok`` (correct, full marks, ``naive: none``), ``wrong`` (a plain
@@ -177,7 +183,7 @@ EXERCISES = {
 
 KINDS = ("ok", "wrong", "exploit")
 NAIVE = ("course", "allclose", "none")
-_HEADER = re.compile(r"^# (bank|naive|gpu-only):(.*)$")
+_HEADER = re.compile(r"^# (bank|naive|gpu-only|autograde):(.*)$")
 _FILE = re.compile(r"^(ok|wrong|exploit)_[a-z0-9_]+\.py$")
 
 
@@ -195,6 +201,7 @@ class Entry:
     naive: str          # "course", "allclose" or "none"
     gpu_only: bool
     note: str           # the "# bank:" sentence
+    nbgrader: bool = False   # "# autograde: nbgrader": judged through a real nbgrader autograde
 
     @property
     def id(self) -> str:
@@ -230,6 +237,8 @@ def parse(path: Path) -> Entry:
                              f"(got {fields.get('naive')!r})")
     if "gpu-only" in fields and fields["gpu-only"] != "yes":
         raise MalformedEntry(f"{path}: '# gpu-only:' may only say 'yes' (or be left out)")
+    if "autograde" in fields and fields["autograde"] != "nbgrader":
+        raise MalformedEntry(f"{path}: '# autograde:' may only say 'nbgrader' (or be left out)")
     kind = path.name.split("_", 1)[0]
     naive = fields["naive"]
     if kind == "exploit" and naive == "none":
@@ -241,7 +250,8 @@ def parse(path: Path) -> Entry:
     except SyntaxError as exc:
         raise MalformedEntry(f"{path}: not valid Python: {exc}") from exc
     return Entry(name=path.stem, exercise=exercise, kind=kind, path=path, code=code, naive=naive,
-                 gpu_only="gpu-only" in fields, note=fields["bank"])
+                 gpu_only="gpu-only" in fields, note=fields["bank"],
+                 nbgrader="autograde" in fields)
 
 
 def entries() -> list[Entry]:
@@ -290,3 +300,31 @@ def grading_cell(exercise: str) -> str:
 def speed_cell(exercise: str) -> str | None:
     speed_id = EXERCISES[exercise]["speed_id"]
     return cell(exercise, speed_id) if speed_id else None
+
+
+def notebook(exercise: str, code: str):
+    """The one-exercise notebook an entry is graded in: ``SETUP``, the entry as the solution cell,
+    the chapter's real test cell (hidden tests included, 3 points) and its speed cell if it has
+    one (2 points), with nbgrader's metadata."""
+    import nbformat
+
+    spec = EXERCISES[exercise]
+
+    def code_cell(source, **meta):
+        c = nbformat.v4.new_code_cell(source)
+        if meta:
+            c.metadata["nbgrader"] = {"schema_version": 3, "solution": False, "task": False,
+                                      "locked": True, **meta}
+        return c
+
+    nb = nbformat.v4.new_notebook()
+    nb.metadata["kernelspec"] = {"name": "python3", "display_name": "Python 3", "language": "python"}
+    nb.cells = [nbformat.v4.new_markdown_cell(f"# Bank: {exercise}"),
+                code_cell(SETUP, grade=False, grade_id="setup"),
+                code_cell(code, grade=False, solution=True, locked=False,
+                          grade_id=spec["solution_id"]),
+                code_cell(grading_cell(exercise), grade=True, grade_id=spec["test_id"], points=3)]
+    if spec["speed_id"]:
+        nb.cells.append(code_cell(speed_cell(exercise), grade=True, grade_id=spec["speed_id"],
+                                  points=2))
+    return nb

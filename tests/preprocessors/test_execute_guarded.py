@@ -20,8 +20,11 @@ import signal, time
 signal.signal(signal.SIGINT, signal.SIG_IGN)
 print("about to loop")
 while True:
-    time.sleep(0.05)
+    pass
 """
+# The same, waiting instead of computing (a deadlock): it uses no processor time, so only the
+# wall-clock backstop stops it.
+UNSTOPPABLE_ASLEEP = UNSTOPPABLE.replace("    pass", "    time.sleep(0.05)")
 
 
 def _nbgrader(grade_id, grade=False, solution=False, points=0):
@@ -157,7 +160,7 @@ def test_hang_during_replay_does_not_hang_again(tmp_path):
              "if os.path.exists('ran-once'):\n"
              "    signal.signal(signal.SIGINT, signal.SIG_IGN)\n"
              "    while True:\n"
-             "        time.sleep(0.05)\n"
+             "        pass\n"
              "open('ran-once', 'w').close()\n"
              "base = 1")
     nb = new_notebook(cells=[
@@ -174,3 +177,32 @@ def test_hang_during_replay_does_not_hang_again(tmp_path):
     assert text(nb.cells[3]) == "2"
     # Two timeouts (the cell, then the replay; the replay is polled every 5 s), no more.
     assert elapsed < 2 * timeout + 5 + 12, elapsed
+
+
+def test_a_cell_slow_only_because_the_machine_is_busy_is_not_stopped(tmp_path):
+    """The timeout counts the kernel's processor time: a cell whose wall time passes the timeout
+    while it uses little processor time (as on a grading machine shared with other submissions;
+    here it sleeps) runs to its end, and scores."""
+    nb = new_notebook(cells=[
+        new_code_cell("import time\nbase = 1"),
+        test_cell("time.sleep(5)\nbase + 1", "slow_test"),
+    ])
+    nb, elapsed = run(nb, tmp_path, timeout=2)
+    assert not errors(nb.cells[1]), errors(nb.cells[1])
+    assert text(nb.cells[1]) == "2"
+    assert 5 <= elapsed < 30, elapsed
+
+
+def test_a_cell_that_waits_forever_is_stopped_at_the_backstop(tmp_path, monkeypatch):
+    """Code that waits forever (no processor time) is stopped at the wall-clock backstop."""
+    from autograder import sandbox
+    monkeypatch.setattr(sandbox, "WALL_SLACK", 2.0)   # backstop 4 * 2 + 2 = 10 s
+    nb = new_notebook(cells=[
+        new_code_cell("base = 1"),
+        test_cell(UNSTOPPABLE_ASLEEP, "asleep_test"),
+        test_cell("base + 1", "after_test"),
+    ])
+    nb, elapsed = run(nb, tmp_path, timeout=2)
+    assert errors(nb.cells[1])[0].ename == "CellTimeoutError"
+    assert text(nb.cells[2]) == "2"
+    assert 10 <= elapsed < 30, elapsed
