@@ -33,10 +33,6 @@ c = get_config()  # noqa: F821 (provided by traitlets when it loads this file)
 # implicit host<->device copies, which the early chapters use on purpose: silence both.
 os.environ["NUMBA_CUDA_LOW_OCCUPANCY_WARNINGS"] = "0"
 os.environ["NUMBA_CUDA_WARN_ON_IMPLICIT_COPY"] = "0"
-# Without a GPU a speed cell cannot measure anything. What it is worth is the instructor's call,
-# read by the autograder package: "zero" (no points without a GPU) unless set otherwise before
-# running nbgrader (e.g. AAG_SPEED_WITHOUT_GPU=full when grading only correctness on CPUs).
-os.environ.setdefault("AAG_SPEED_WITHOUT_GPU", "zero")
 
 # --- Course layout -------------------------------------------------------------------------------
 COURSE_ROOT = os.path.dirname(os.path.abspath(__file__))
@@ -104,8 +100,10 @@ if not c.JudgeSubmission.secret_seed:
         # Not the instructor (a learner's nbgrader command reading this file): nothing to grade,
         # so no secret is needed; autograde itself warns when the secret is empty.
         pass
-# What a speed cell is worth when grading on a machine without a GPU (see the environment above).
-c.JudgeSubmission.speed_without_gpu = os.environ["AAG_SPEED_WITHOUT_GPU"]
+# Without a GPU a speed cell cannot measure anything; what it is worth is the instructor's call:
+# "zero" (no points without a GPU) or "full" (its points when the correctness checks pass, e.g.
+# when grading only correctness on CPUs). AAG_SPEED_WITHOUT_GPU, when set, overrides this.
+c.JudgeSubmission.speed_without_gpu = "zero"
 
 # A learner who deletes a test cell must not escape it: autograde puts missing grade cells back.
 c.OverwriteCells.add_missing_cells = True

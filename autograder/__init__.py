@@ -27,6 +27,9 @@ except Exception as _exc:  # a bad AAG_BACKEND, a missing GPU that was asked for
 if backend is not None:
     from . import experiments, problems, timing, visual  # noqa: E402,F401
     from .checks import CheckFailed  # noqa: E402,F401
+    # What CPU mode raises at a race or a divergent barrier: a notebook catches them by these
+    # names (importing them from the checking code's own modules would flag every submission).
+    from .races import BarrierDivergence, GlobalMemoryRace, SharedMemoryRace  # noqa: E402,F401
     from .notebook import banner, run_isolated, setup_notebook  # noqa: E402,F401
     from .hints import hint  # noqa: E402,F401
     from .explain import install as explain_errors  # noqa: E402,F401
@@ -34,4 +37,4 @@ if backend is not None:
     setup_notebook()
 
 __all__ = ["backend", "backend_error", "banner", "experiments", "problems", "timing", "visual",
-           "CheckFailed", "run_isolated", "setup_notebook", "hint", "explain_errors"]
+           "CheckFailed", "SharedMemoryRace", "GlobalMemoryRace", "BarrierDivergence", "run_isolated", "setup_notebook", "hint", "explain_errors"]

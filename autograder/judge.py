@@ -285,7 +285,7 @@ class Settings:
     copy_max_files: int = 2000          # files copied from the submission's folder (more: fails)
     copy_max_bytes: int = 256 << 20     # bytes copied from the submission's folder (more: fails)
     max_processes: int = 64             # processes in the student process's tree (sandbox.MAX_PROCESSES)
-    speed_without_gpu: str = "zero"     # what a speed cell is worth in CPU mode: zero | full
+    speed_without_gpu: str = "zero"     # a speed cell's worth without a GPU (problem.speed_without_gpu)
     speed_calls: int = 20               # timed calls (after 3 warm-up calls)
     gpu_lock_dir: Path = Path(tempfile.gettempdir())
     progress: Callable[[str], None] | None = None   # told what a long speed test is doing
@@ -1014,8 +1014,9 @@ def main(argv: list[str] | None = None) -> int:
         print(f"aag grade: no notebook at {args.notebook}", file=sys.stderr)
         return 2
     nb = nbformat.read(str(args.notebook), as_version=4)
-    settings = Settings(sandbox="off" if args.no_sandbox else "auto", speed_without_gpu="zero",
-                        protected=())
+    from .problem import speed_without_gpu
+    settings = Settings(sandbox="off" if args.no_sandbox else "auto",
+                        speed_without_gpu=speed_without_gpu("self-grade"), protected=())
     if not args.no_sandbox and sandbox.unavailable_reason() and not args.json:
         print(f"note: no sandbox ({sandbox.unavailable_reason()}); your code runs as a plain "
               "process, which is fine for grading your own work.")
@@ -1033,16 +1034,18 @@ def main(argv: list[str] | None = None) -> int:
         print("aag grade: this notebook has no graded exercises", file=sys.stderr)
         return 2
     t0 = time.monotonic()
-    results, total, earned, points_of = {}, 0.0, 0.0, {}
+    results, total, earned, points_of, skipped = {}, 0.0, 0.0, {}, []
     from .progress import Progress
     bar = Progress(len(rows), "aag grade", mode="off" if args.json else None, leave=False)
     for number, (index, grade_id, checks, points, why) in enumerate(rows, 1):
         bar.begin(grade_id)
         settings.progress = lambda text, g=grade_id: bar.say(f"{g}: {text}")
-        if not _gpu() and all(c.kind == "check_speed" for c in checks):
+        if not _gpu() and all(c.kind == "check_speed" for c in checks) and \
+                settings.speed_without_gpu == "not-applicable":
             if not args.json:
                 bar.write(f"[{number}/{len(rows)}] {grade_id} ({points:g} pt): needs a GPU to "
-                          "time anything; not counted here")
+                          "time anything; not applicable here, left out of the total")
+            skipped.append(grade_id)
             continue
         if why:
             result = CellResult(grade_id, False, error=why)
@@ -1061,12 +1064,16 @@ def main(argv: list[str] | None = None) -> int:
             bar.write("\n".join(lines))
     bar.close()
     if args.json:
-        print(json.dumps({g: {"passed": r.passed, "verdicts": r.lines, "error": r.error,
-                              "points": points_of[g]}
-                          for g, r in results.items()}, indent=1))
+        report = {g: {"passed": r.passed, "verdicts": r.lines, "error": r.error,
+                      "points": points_of[g]} for g, r in results.items()}
+        report.update({g: {"passed": None, "not_applicable": "speed cell: no GPU here",
+                           "verdicts": [], "error": ""} for g in skipped})
+        print(json.dumps(report, indent=1))
     else:
         missing = sum(1 for row in rows if row[4])
         print(f"\nScore: {earned:g} / {total:g} points ({time.monotonic() - t0:.0f} s)"
               + (f"; {missing} graded cell{'s' * (missing != 1)} missing or edited (0 points)"
-                 if missing else ""))
+                 if missing else "")
+              + (f"; {len(skipped)} speed cell{'s' * (len(skipped) != 1)} not applicable without "
+                 "a GPU, left out of the total" if skipped else ""))
     return 0

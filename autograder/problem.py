@@ -28,8 +28,28 @@ from .checks import (GENERIC_VALUE_HINT, GUARD, CheckFailed, Outcome, Verdict, _
                      is_poison, poison_value)
 
 HIDDEN_SEED_ENV = "AAG_SECRET_SEED"      # the instructor's secret, mixed into every hidden case
-SPEED_WITHOUT_GPU_ENV = "AAG_SPEED_WITHOUT_GPU"   # "full" or "zero": a speed cell's worth on CPU
+SPEED_WITHOUT_GPU_ENV = "AAG_SPEED_WITHOUT_GPU"   # a speed cell's worth without a GPU, see below
+# What a speed cell is worth where there is no GPU to time on: "zero" (fails), "full" (passes when
+# the correctness checks pass) or "not-applicable" (left out: nothing is timed, nothing at stake).
+SPEED_WITHOUT_GPU = ("zero", "full", "not-applicable")
+# The default of each place that grades a speed cell (an instructor's autograde can be configured
+# with c.JudgeSubmission.speed_without_gpu; the environment variable overrides every place).
+SPEED_WITHOUT_GPU_DEFAULT = {"autograde": "zero", "self-grade": "not-applicable",
+                             "notebook": "not-applicable"}
 CHECK_TIMEOUT_ENV = "AAG_CHECK_TIMEOUT"  # seconds a single case may run before it counts as a hang
+
+
+def speed_without_gpu(where: str, configured: str | None = None) -> str:
+    """The one rule for a speed cell graded without a GPU: ``AAG_SPEED_WITHOUT_GPU`` if set, else
+    ``configured`` (an instructor's setting), else the default of ``where`` ("autograde": zero;
+    "self-grade", ``aag grade``: not applicable, out of the total; "notebook", the learner running
+    the cell: not applicable)."""
+    value = (os.environ.get(SPEED_WITHOUT_GPU_ENV) or configured
+             or SPEED_WITHOUT_GPU_DEFAULT[where]).strip().lower()
+    if value not in SPEED_WITHOUT_GPU:
+        raise ValueError(f"{SPEED_WITHOUT_GPU_ENV} (or the setting) is {value!r}; it must be one "
+                         f"of {', '.join(SPEED_WITHOUT_GPU)}")
+    return value
 
 
 @dataclass
@@ -184,12 +204,16 @@ class Problem:
     def sizes(self) -> Sizes:
         return self.gpu_sizes if device.current().is_gpu else self.cpu_sizes
 
+    def case_seed(self, hidden: bool) -> int:
+        """The seed of this problem's cases when none is given: visible ones are the same for
+        everyone; hidden ones mix in the instructor's secret (``AAG_SECRET_SEED``). The one place
+        it is derived: a problem with cases of its own calls this."""
+        secret = os.environ.get(HIDDEN_SEED_ENV, "course-default") if hidden else "visible"
+        return _stable_seed(self.name, secret)
+
     def cases(self, hidden: bool = False, seed: int | None = None) -> list[Case]:
         """Seeded cases: visible ones are the same for everyone; hidden ones mix in a secret."""
-        if seed is None:
-            secret = os.environ.get(HIDDEN_SEED_ENV, "course-default") if hidden else "visible"
-            seed = _stable_seed(self.name, secret)
-        rng = np.random.default_rng(seed)
+        rng = np.random.default_rng(self.case_seed(hidden) if seed is None else seed)
         sizes = list(self.sizes.hidden if hidden else self.sizes.visible)
         count, lo, hi = self.sizes.hidden_random
         if hidden and count:

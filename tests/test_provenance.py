@@ -11,6 +11,7 @@ from __future__ import annotations
 import subprocess
 import sys
 import textwrap
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -323,6 +324,18 @@ def test_no_correct_bank_entry_is_flagged():
     from bank import SETUP, entries
     flagged = [e.id for e in entries() if e.kind == "ok" and judge.flags_in(SETUP + e.code)]
     assert flagged == []
+
+
+@pytest.mark.parametrize("chapter", sorted(p.parent.name for p in
+                                            Path(__file__).parents[1].glob("solutions/ch*/*.ipynb")))
+def test_no_reference_solution_is_flagged(chapter):
+    """The flags are for code an instructor should read: the course's own notebook, solved, must
+    raise none (a chapter cell that imports from the checking code would flag every submission)."""
+    import nbformat
+    nb = nbformat.read(str(Path(__file__).parents[1] / "solutions" / chapter / f"{chapter}.ipynb"),
+                       as_version=4)
+    code = "\n".join(c.source for c in nb.cells if c.cell_type == "code")
+    assert judge.flags_in(code) == []
 
 
 # ---- GPU: host copies at the driver -------------------------------------------------------------------

@@ -49,3 +49,31 @@ def test_speed_bars_can_be_recalibrated(tmp_path, monkeypatch):
     assert (bar.min_fraction_of_reference, bar.baseline, bar.min_speedup) == (0.5, "parallel", 3.0)
     monkeypatch.delenv("AAG_SPEED_BARS")
     assert timing.speed_bar(p) == p.speed
+
+
+def test_speed_without_gpu_has_one_rule(monkeypatch):
+    """Each place that grades a speed cell without a GPU has its default (an instructor's
+    autograde: zero; a learner's self-grade and notebook: not applicable), an instructor's setting
+    beats the default, the environment variable beats both, and a typo is an error."""
+    from autograder.problem import speed_without_gpu
+    monkeypatch.delenv("AAG_SPEED_WITHOUT_GPU", raising=False)
+    assert speed_without_gpu("autograde") == "zero"
+    assert speed_without_gpu("autograde", "full") == "full"
+    assert speed_without_gpu("self-grade") == "not-applicable"
+    assert speed_without_gpu("notebook") == "not-applicable"
+    monkeypatch.setenv("AAG_SPEED_WITHOUT_GPU", "Full")
+    assert speed_without_gpu("autograde", "zero") == "full"
+    assert speed_without_gpu("self-grade") == "full"
+    monkeypatch.setenv("AAG_SPEED_WITHOUT_GPU", "half")
+    with pytest.raises(ValueError, match="AAG_SPEED_WITHOUT_GPU"):
+        speed_without_gpu("autograde")
+
+
+def test_only_the_rule_reads_the_speed_setting():
+    """No module reads AAG_SPEED_WITHOUT_GPU itself (two readers once had two defaults)."""
+    import re
+    from pathlib import Path
+    package = Path(ag.__file__).parent
+    readers = [str(p.relative_to(package)) for p in package.rglob("*.py")
+               if re.search(r"[\"']AAG_SPEED_WITHOUT_GPU[\"']", p.read_text())]
+    assert readers == ["problem.py"], readers

@@ -51,7 +51,9 @@ class JudgeSubmission(NbGraderPreprocessor):
                             "sandbox's two included)").tag(config=True)
     speed_without_gpu = CaselessStrEnum(["zero", "full"], default_value="zero",
                                         help="What a speed cell is worth when grading without a "
-                                        "GPU (full: only if the correctness checks pass)").tag(config=True)
+                                        "GPU (full: only if the correctness checks pass); the "
+                                        "environment variable AAG_SPEED_WITHOUT_GPU overrides "
+                                        "it").tag(config=True)
     speed_calls = Integer(20, help="Timed calls per speed test (after 3 warm-up calls)").tag(config=True)
     copy_max_files = Integer(2000, help="Files and folders the judge copies from a submission's "
                              "folder for its student process; a folder with more fails the "
@@ -61,6 +63,7 @@ class JudgeSubmission(NbGraderPreprocessor):
 
     def _settings(self):
         from autograder.judge import Settings
+        from autograder.problem import speed_without_gpu
         protected = self.protected_paths or [os.getcwd()]
         if not self.secret_seed:
             self.log.warning("JudgeSubmission.secret_seed is empty: hidden inputs use a random "
@@ -70,8 +73,7 @@ class JudgeSubmission(NbGraderPreprocessor):
                         exec_timeout=self.exec_timeout,
                         memory_bytes=int(self.memory_limit_gb * 2**30),
                         max_processes=self.max_processes,
-                        speed_without_gpu=os.environ.get("AAG_SPEED_WITHOUT_GPU",
-                                                         self.speed_without_gpu),
+                        speed_without_gpu=speed_without_gpu("autograde", self.speed_without_gpu),
                         speed_calls=self.speed_calls, copy_max_files=self.copy_max_files,
                         copy_max_bytes=self.copy_max_bytes)
 

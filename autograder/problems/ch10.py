@@ -63,7 +63,6 @@ from __future__ import annotations
 
 import contextlib
 import math
-import os
 
 import numpy as np
 
@@ -622,11 +621,7 @@ class WarpSumsProblem(Problem):
         return cases
 
     def cases(self, hidden: bool = False, seed: int | None = None) -> list[Case]:
-        if seed is None:
-            from ..problem import HIDDEN_SEED_ENV
-            secret = os.environ.get(HIDDEN_SEED_ENV, "course-default") if hidden else "visible"
-            seed = _stable_seed(self.name, secret)
-        rng = np.random.default_rng(seed)
+        rng = np.random.default_rng(self.case_seed(hidden) if seed is None else seed)
         sizes = self.sizes
         if not hidden:
             warp = device_warp_size()

@@ -274,7 +274,7 @@ ag.problems.ch05.tiled_matmul.check_speed(tiled_matmul_kernel)
 # detector name, and which thread wrote? On a GPU, will the result be wrong?
 
 # %%
-from autograder.races import SharedMemoryRace
+from autograder import SharedMemoryRace
 
 
 @cuda.jit

@@ -419,7 +419,7 @@ ag.problems.ch06.transpose_tiled.check_speed(transpose_tiled_kernel)
 # that loads it has written it. **Predict**: which two lines will CPU mode name?
 
 # %%
-from autograder.races import SharedMemoryRace
+from autograder import SharedMemoryRace
 
 
 @cuda.jit

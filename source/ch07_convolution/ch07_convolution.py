@@ -526,7 +526,7 @@ ag.problems.ch07.conv2d_tiled.check_speed(make_conv2d_tiled)
 # output pixels are most likely to be wrong, and will they be wrong on every run?
 
 # %%
-from autograder.races import SharedMemoryRace
+from autograder import SharedMemoryRace
 
 
 def make_tiled_no_barrier(F, in_tile):

@@ -428,7 +428,7 @@ ag.problems.ch08.stencil_tiled.check_hidden(stencil_tiled_kernel)
 # first? On a GPU, would the result be wrong on every run?
 
 # %%
-from autograder.races import SharedMemoryRace
+from autograder import SharedMemoryRace
 
 
 @cuda.jit

@@ -372,7 +372,7 @@ else:
 # run**: on a GPU, are its sums wrong every time, sometimes, or never? In CPU mode, what happens?
 
 # %%
-from autograder.races import SharedMemoryRace
+from autograder import SharedMemoryRace
 
 
 @cuda.jit

@@ -231,7 +231,7 @@ ag.problems.ch11.kogge_stone.check_hidden(kogge_stone_kernel)
 # detector name in CPU mode, and which lines? On a GPU, would the output be wrong on every run?
 
 # %%
-from autograder.races import SharedMemoryRace
+from autograder import SharedMemoryRace
 
 
 @cuda.jit
