@@ -1,13 +1,32 @@
-"""All About GPUs: the course's package (device layer, exercises, checks, timing, grading).
+"""All About GPUs: the course's package.
 
 Importing it picks the backend (NVIDIA, AMD or CPU mode) before Numba's CUDA target loads, so a
 notebook starts with ``import autograder as ag`` and only then ``from numba import cuda``.
+
+The package is in layers; each imports only from the layers before it (tests/test_layers.py):
+
+======== ===========================================================================================
+core     verdicts and checks, error texts, progress: pure Python, no Numba at import
+machine  the device (choice, facts), timing, the CUDA simulator with the course's additions
+grading  the Problem class, the speed test, the judge and its sandboxed student process, nbgrader
+problems one module per chapter (its exercises, references, notebook helpers), found by name
+learner  what a notebook uses: its setup, hints, experiments, pictures
+tools    the ``aag`` command line: build, bench, doctor, workspace, grade
+======== ===========================================================================================
+
+This file is the facade above them all: ``ag.problems.ch02.vector_add.check(...)``,
+``ag.backend``, ``ag.CheckFailed``, ``ag.hint(...)`` and the modules' old paths
+(``autograder.judge`` is ``autograder.grading.judge``; see ``_aliases``).
 """
 
 import os as _os
 import sys as _sys
 
-from .device import select as _select
+from autograder import _aliases
+
+_aliases.install()
+
+from autograder.machine.device import select as _select  # noqa: E402
 
 
 def _running_cli() -> bool:
@@ -25,16 +44,26 @@ except Exception as _exc:  # a bad AAG_BACKEND, a missing GPU that was asked for
     backend, backend_error = None, _exc
 
 if backend is not None:
-    from . import experiments, problems, timing, visual  # noqa: E402,F401
-    from .checks import CheckFailed  # noqa: E402,F401
+    if backend.name == "cpu":
+        # The grader's data-flow record of every check call (CPU mode), hooked before any
+        # learner code runs.
+        from autograder.grading import provenance as _provenance
+        _provenance.install()
+    from autograder import problems  # noqa: E402,F401
+    from autograder.grading import judge as _judge  # noqa: E402,F401  (a speed cell's test)
+    from autograder.core.checks import CheckFailed  # noqa: E402,F401
+    from autograder.core.explain import install as explain_errors  # noqa: E402,F401
+    from autograder.learner import experiments, visual  # noqa: E402,F401
+    from autograder.learner.hints import hint  # noqa: E402,F401
+    from autograder.learner.notebook import banner, run_isolated, setup_notebook  # noqa: E402,F401
+    from autograder.machine import timing  # noqa: E402,F401
     # What CPU mode raises at a race or a divergent barrier: a notebook catches them by these
     # names (importing them from the checking code's own modules would flag every submission).
-    from .races import BarrierDivergence, GlobalMemoryRace, SharedMemoryRace  # noqa: E402,F401
-    from .notebook import banner, run_isolated, setup_notebook  # noqa: E402,F401
-    from .hints import hint  # noqa: E402,F401
-    from .explain import install as explain_errors  # noqa: E402,F401
+    from autograder.machine.simulator.races import (  # noqa: E402,F401
+        BarrierDivergence, GlobalMemoryRace, SharedMemoryRace)
 
     setup_notebook()
 
 __all__ = ["backend", "backend_error", "banner", "experiments", "problems", "timing", "visual",
-           "CheckFailed", "SharedMemoryRace", "GlobalMemoryRace", "BarrierDivergence", "run_isolated", "setup_notebook", "hint", "explain_errors"]
+           "CheckFailed", "SharedMemoryRace", "GlobalMemoryRace", "BarrierDivergence", "run_isolated",
+           "setup_notebook", "hint", "explain_errors"]

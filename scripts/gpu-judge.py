@@ -26,8 +26,8 @@ import numpy as np  # noqa: E402
 
 import autograder as ag  # noqa: E402
 import bank  # noqa: E402
-from autograder import judge, sandbox  # noqa: E402
-from autograder.judge import CheckCall  # noqa: E402
+from autograder.grading import judge, sandbox  # noqa: E402
+from autograder.grading.judge import CheckCall  # noqa: E402
 
 OUT = Path(os.environ.get("OUT", "/tmp/gpu-out"))
 REPEATS = int(os.environ.get("AAG_JUDGE_REPEATS", "10"))

@@ -207,7 +207,7 @@ def test_check_reports_a_stale_file_and_a_missing_one(built, tmp_path):
     (root / "solutions" / chapter / f"{chapter}.ipynb").unlink()
     assert aag_build.build(root, check=True) == [
         f"course/{chapter}/{chapter}.ipynb", f"solutions/{chapter}/{chapter}.ipynb"]
-    p = subprocess.run([sys.executable, "-m", "autograder.build", "--check", "--root", str(root)],
+    p = subprocess.run([sys.executable, "-m", "autograder.tools.build", "--check", "--root", str(root)],
                        capture_output=True, text=True, env=h.env())
     assert p.returncode == 1
     assert "stale? run `aag build`" in p.stderr and f"course/{chapter}/{chapter}.ipynb" in p.stderr
@@ -218,7 +218,7 @@ def test_committed_course_and_solutions_are_up_to_date(repo_root):
     """Do the committed course/ and solutions/ match what source/ builds (CI's staleness check)?"""
     if not h.real_chapters():
         pytest.skip("no chapter in source/ yet")
-    p = subprocess.run([sys.executable, "-m", "autograder.build", "--check", "--root", repo_root],
+    p = subprocess.run([sys.executable, "-m", "autograder.tools.build", "--check", "--root", repo_root],
                        capture_output=True, text=True, env=h.env())
     assert p.returncode == 0, p.stdout + p.stderr
 

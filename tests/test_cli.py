@@ -26,14 +26,14 @@ def pytest_call(monkeypatch):
 @pytest.fixture
 def fake_build(monkeypatch):
     """A stand-in autograder.build whose `--check` answers what the test asks."""
-    module = types.ModuleType("autograder.build")
+    module = types.ModuleType("autograder.tools.build")
     module.seen = []
 
     def main(argv):
         module.seen.append(argv)
         return module.rc
     module.main, module.rc = main, 0
-    monkeypatch.setitem(sys.modules, "autograder.build", module)
+    monkeypatch.setitem(sys.modules, "autograder.tools.build", module)
     monkeypatch.setattr(cli.importlib.util, "find_spec", lambda name: object())
     return module
 
@@ -75,7 +75,7 @@ def test_missing_build_module_skips_the_check(monkeypatch, pytest_call, capsys):
     pytest_call(0)
     real = cli.importlib.util.find_spec
     monkeypatch.setattr(cli.importlib.util, "find_spec",
-                        lambda name: None if name == "autograder.build" else real(name))
+                        lambda name: None if name == "autograder.tools.build" else real(name))
     assert cli.main(["test"]) == 0
     assert "skipping the staleness check" in capsys.readouterr().out
 
@@ -94,10 +94,10 @@ def test_delegate_turns_systemexit_into_a_return_code(fake_build):
 
 @pytest.mark.parametrize("command, func", [("bench", "main"), ("calibrate", "calibrate")])
 def test_bench_and_calibrate_reach_the_bench_module(monkeypatch, command, func):
-    module = types.ModuleType("autograder.bench")
+    module = types.ModuleType("autograder.tools.bench")
     seen = []
     setattr(module, func, lambda argv: seen.append(argv) or 0)
-    monkeypatch.setitem(sys.modules, "autograder.bench", module)
+    monkeypatch.setitem(sys.modules, "autograder.tools.bench", module)
     monkeypatch.setattr(cli.importlib.util, "find_spec", lambda name: object())
     assert cli.main([command, "--out", "x"]) == 0
     assert seen == [["--out", "x"]]

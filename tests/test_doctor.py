@@ -96,7 +96,7 @@ def test_survives_numba_missing(repo_root):
         pkg = types.ModuleType("autograder")
         pkg.__path__ = [{os.path.join(repo_root, "autograder")!r}]
         sys.modules["autograder"] = pkg
-        from autograder import doctor
+        from autograder.tools import doctor
         sys.exit(doctor.main([]))
     """)
     proc = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True,

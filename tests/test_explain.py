@@ -281,8 +281,8 @@ def test_gpu_compile_check(gpu_compiled, monkeypatch):
     def no_child(*args):
         raise AssertionError("compiled again: the cache missed")
     monkeypatch.setattr(code, "_run_child", no_child)
-    assert explain.gpu_compile_check(fine, V, V, cc=(9, 0)) is None
-    found = explain.gpu_compile_check(shared_of_runtime_size, V, np.int32(4), cc=(9, 0))
+    assert code.gpu_compile_check(fine, V, V, cc=(9, 0)) is None
+    found = code.gpu_compile_check(shared_of_runtime_size, V, np.int32(4), cc=(9, 0))
     assert found.kind == "shared_shape"
 
 

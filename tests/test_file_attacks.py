@@ -447,11 +447,11 @@ def _notebook_with_a_check(folder: Path) -> Path:
 def test_aag_grade_of_a_crowded_folder_reports_the_cap(tmp_path, capsys, fill, words):
     """`aag grade ~/nb.ipynb` copies the notebook's folder for the judge: a folder over a cap
     fails the exercise with a sentence saying which cap (no student process is even started)."""
-    from autograder import judge
+    from autograder.tools import grade
     nb = _notebook_with_a_check(tmp_path)
     fill(tmp_path)
     t0 = time.monotonic()
-    assert judge.main([str(nb), "--json", "--no-sandbox"]) == 0   # the cap is the same either way
+    assert grade.main([str(nb), "--json", "--no-sandbox"]) == 0   # the cap is the same either way
     out = json.loads(capsys.readouterr().out)
     assert time.monotonic() - t0 < 20
     assert out["vector_add_test"]["passed"] is False

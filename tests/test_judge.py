@@ -15,7 +15,8 @@ from pathlib import Path
 import nbformat
 import pytest
 
-from autograder import judge
+from autograder.grading import judge
+from autograder.tools import grade
 from autograder.judge import CheckCall
 
 REPO = Path(__file__).resolve().parents[1]
@@ -60,7 +61,7 @@ def test_parse_checks_finds_course_checks_only():
 
 
 def test_self_study_adds_the_hidden_check_the_release_lacks():
-    calls = judge.with_hidden([CheckCall("ch02.vector_add", "check", "f")])
+    calls = grade.with_hidden([CheckCall("ch02.vector_add", "check", "f")])
     assert [c.kind for c in calls] == ["check", "check_hidden"]
 
 
@@ -214,9 +215,9 @@ def test_the_release_of_a_workspace_notebook_or_a_renamed_copy_is_found(tmp_path
     release = REPO / "course" / "ch01_introduction" / "ch01_introduction.ipynb"
     nb = _chapter("solutions")
     mine = tmp_path / "ch01_introduction" / "ch01_introduction.ipynb"
-    assert judge.release_of(mine, nb) == release                      # by its folder's name
-    assert judge.release_of(tmp_path / "my copy.ipynb", nb) == release  # by its grade cells
-    assert judge.release_of(tmp_path / "other.ipynb", nbformat.v4.new_notebook()) is None
+    assert grade.release_of(mine, nb) == release                      # by its folder's name
+    assert grade.release_of(tmp_path / "my copy.ipynb", nb) == release  # by its grade cells
+    assert grade.release_of(tmp_path / "other.ipynb", nbformat.v4.new_notebook()) is None
 
 
 def test_a_deleted_or_edited_graded_cell_scores_zero_and_points_come_from_the_release():
@@ -228,7 +229,7 @@ def test_a_deleted_or_edited_graded_cell_scores_zero_and_points_come_from_the_re
     thread_ids.metadata["nbgrader"]["points"] = 100                     # points are the release's
     thread_ids.source += "\nprint('a comment or a print changes nothing')"
     rows = {g: (index, checks, points, why)
-            for index, g, checks, points, why in judge.graded_from_release(nb, release)}
+            for index, g, checks, points, why in grade.graded_from_release(nb, release)}
     assert list(rows) == ["amdahl_test", "thread_ids_test", "saxpy_test"]
     index, _, points, why = rows["amdahl_test"]
     assert index is None and points == 2
@@ -249,7 +250,7 @@ def test_aag_grade_counts_a_deleted_graded_cell_as_zero_out_of_the_release_total
     path.parent.mkdir()
     nbformat.write(nb, str(path))
     # Only amdahl (a host function: quick) is judged; the other two score 0 without a run.
-    assert judge.main([str(path), "--no-sandbox"]) == 0
+    assert grade.main([str(path), "--no-sandbox"]) == 0
     out = capsys.readouterr().out
     assert "thread_ids_test (3 pt) ✗" in out and "`thread_ids_test` is missing" in out
     assert "saxpy_test (3 pt) ✗" in out and "`saxpy_test` was edited" in out

@@ -135,7 +135,7 @@ def test_distribution_name_is_not_autograder(pyproject):
 def test_aag_entry_point_exists(pyproject):
     target = pyproject["project"]["scripts"]["aag"]
     module, func = target.split(":")
-    assert target == "autograder.cli:main"
+    assert target == "autograder.tools.cli:main"
     import importlib
     assert callable(getattr(importlib.import_module(module), func))
 

@@ -241,9 +241,9 @@ def test_time_vs_size_long_rows_one_line_per_kernel():
 def test_steps_records_what_it_draws_and_draws_it_back(tmp_path, monkeypatch):
     """With AAG_RECORD set, a measuring cell's rows are written with the device and versions, and
     the recorded file draws the same bars, reference line and bounds as the live measurement."""
-    import autograder.bench as bench
+    from autograder.machine import facts
 
-    monkeypatch.setattr(bench, "_device_facts", lambda: {"name": "NVIDIA H200", "sms": 132})
+    monkeypatch.setattr(facts, "gpu_facts", lambda: {"name": "NVIDIA H200", "sms": 132})
     monkeypatch.setenv("AAG_RECORD", str(tmp_path))
     rows = [{"label": "basic", "ms": 1.25, "gbps": 855.0, "right": np.bool_(True)},
             {"label": "fast", "ms": 0.5, "gbps": 2100.0, "right": np.bool_(False)}]

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..checks import TINY32, U32, gamma
-from ..problem import Problem, Sizes
-from .common import grid_blocks, random_floats
+from autograder.core.checks import TINY32, U32, gamma
+from autograder.grading.problem import Problem, Sizes
+from autograder.problems.common import grid_blocks, random_floats
 
 U64 = 2.0 ** -53
 

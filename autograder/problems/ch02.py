@@ -5,9 +5,9 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..checks import U32
-from ..problem import Baseline, Problem, SpeedBar, Sizes
-from .common import cores, random_floats, random_floats_fast
+from autograder.core.checks import U32
+from autograder.grading.problem import Baseline, Problem, SpeedBar, Sizes
+from autograder.problems.common import cores, random_floats, random_floats_fast
 
 
 def _inputs(rng, n):

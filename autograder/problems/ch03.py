@@ -11,9 +11,9 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..checks import TINY32, U32, gamma
-from ..problem import Baseline, Problem, Sizes, SpeedBar
-from .common import cores, random_floats, random_floats_fast
+from autograder.core.checks import TINY32, U32, gamma
+from autograder.grading.problem import Baseline, Problem, Sizes, SpeedBar
+from autograder.problems.common import cores, random_floats, random_floats_fast
 
 GRAY_WEIGHTS = (0.299, 0.587, 0.114)   # ITU-R BT.601 luma weights for r, g, b
 

@@ -28,9 +28,9 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..checks import TINY32, gamma
-from ..problem import Baseline, Problem, Sizes, SpeedBar
-from .common import cores
+from autograder.core.checks import TINY32, gamma
+from autograder.grading.problem import Baseline, Problem, Sizes, SpeedBar
+from autograder.problems.common import cores
 
 U64 = 2.0 ** -53
 SPEED_DEGREE = 128      # D = E for large cases (n >= LARGE) and the speed test

@@ -13,8 +13,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..problem import Problem, Sizes, SpeedBar
-from .ch03 import (SPEED_MATMUL, _compiled, _grid_over, _matmul_inputs, _matmul_launch,
+from autograder.grading.problem import Problem, Sizes, SpeedBar
+from autograder.problems.ch03 import (SPEED_MATMUL, _compiled, _grid_over, _matmul_inputs, _matmul_launch,
                    _matmul_outputs, _matmul_sample, _matmul_spec, _matmul_speed_inputs,
                    _matmul_tolerance, cupy_matmul, matmul_naive)
 

@@ -32,11 +32,11 @@ from collections import defaultdict
 import numpy as np
 from numba import cuda, float32, uint64   # module globals: CPU mode swaps `cuda` for the simulator
 
-from ..problem import Baseline, Problem, Sizes, SpeedBar
-from .ch03 import (BLOCK_SHAPES, SPEED_MATMUL, VISIBLE_BLOCK, _compiled, _grid_over,
+from autograder.grading.problem import Baseline, Problem, Sizes, SpeedBar
+from autograder.problems.ch03 import (BLOCK_SHAPES, SPEED_MATMUL, VISIBLE_BLOCK, _compiled, _grid_over,
                    _matmul_inputs, _matmul_launch, _matmul_outputs, _matmul_sample, _matmul_spec,
                    _matmul_speed_inputs, _matmul_tolerance, _unravel, cupy_matmul, matmul_naive)
-from .common import random_floats, random_floats_fast
+from autograder.problems.common import random_floats, random_floats_fast
 
 # The tiled transpose: TILE × TILE tiles, blocks of TILE × BLOCK_ROWS threads.
 TILE = 32
@@ -301,7 +301,7 @@ def reference_register_tiled():
     thread owns rows 4·ty + {0..3} and 32 + 4·ty + {0..3} (and likewise columns), so its operands
     are two runs of 4 consecutive floats, read as 128-bit words; unsigned indices."""
     def make():
-        from .. import device
+        from autograder.machine import device
         threads = MATMUL_BLOCK[0] * MATMUL_BLOCK[1]
         a_rows_per_pass = threads // REF_BK
         # 16-byte aligned tiles let NVVM emit 128-bit shared loads itself (ld.shared.v4); the
@@ -417,7 +417,7 @@ def bank_conflicts(kernel, blocks, threads, *args, shapes: dict | None = None,
     Returns one row per (array, line, kind): ``accesses`` (warp-wide accesses), ``passes`` (their
     total passes), ``worst`` (the most passes of one), ``ways`` (passes per access on average: 1
     means no conflict)."""
-    from .. import races
+    from autograder.machine.simulator import races
 
     with races.record() as accesses:
         kernel[blocks, threads](*args)

@@ -23,10 +23,10 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..checks import TINY32, gamma
-from ..problem import Baseline, Problem, SpeedBar, Sizes
-from .ch03 import BLOCK_SHAPES, VISIBLE_BLOCK, _grid_over, _spread, test_image, to_gray
-from .common import cores
+from autograder.core.checks import TINY32, gamma
+from autograder.grading.problem import Baseline, Problem, SpeedBar, Sizes
+from autograder.problems.ch03 import BLOCK_SHAPES, VISIBLE_BLOCK, _grid_over, _spread, test_image, to_gray
+from autograder.problems.common import cores
 
 U64 = 2.0 ** -53
 

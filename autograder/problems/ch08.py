@@ -23,9 +23,9 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..checks import GENERIC_VALUE_HINT, TINY32, gamma
-from ..problem import Baseline, Problem, Sizes, SpeedBar
-from .common import cores, random_floats_fast
+from autograder.core.checks import GENERIC_VALUE_HINT, TINY32, gamma
+from autograder.grading.problem import Baseline, Problem, Sizes, SpeedBar
+from autograder.problems.common import cores, random_floats_fast
 
 COEFFICIENTS = ("c0", "c1", "c2", "c3", "c4", "c5", "c6")
 FLOPS_PER_POINT = 13          # 7 multiplies and 6 additions per interior point
@@ -823,7 +823,7 @@ def measure(kernels, size=SPEED_VOLUME, repeats: int = 20) -> list[dict]:
     speed test launches it, check 4096 sampled outputs of the last call, and add a copy of the
     same bytes. Rows: label, ms, GB/s for the bytes a stencil must move (read once, write once),
     fraction of the copy's bandwidth, and whether the samples were right."""
-    from .. import timing
+    from autograder.machine import timing
     timing.require_gpu("Timing the stencils")
     from numba import cuda
     nbytes = _bytes(size)

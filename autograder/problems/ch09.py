@@ -20,11 +20,11 @@ from __future__ import annotations
 
 import numpy as np
 
-from .. import device
-from ..checks import Verdict
-from ..problem import Baseline, Problem, SpeedBar, Sizes
-from .ch03 import test_image, to_gray
-from .common import cores
+from autograder.machine import device
+from autograder.core.checks import Verdict
+from autograder.grading.problem import Baseline, Problem, SpeedBar, Sizes
+from autograder.problems.ch03 import test_image, to_gray
+from autograder.problems.common import cores
 
 NUM_BINS = 256          # one bin per byte value
 U64 = 2.0 ** -53
@@ -236,7 +236,7 @@ def zero(hist) -> None:
     if not device.current().is_gpu:
         if isinstance(hist, np.ndarray):      # a host array the race detector watches
             np.asarray(hist)[...] = 0
-            from .. import provenance
+            from autograder.grading import provenance
             provenance.course_set_up(hist)    # zeros set by the course, not by the learner
         else:
             hist.copy_to_device(np.zeros(hist.shape, hist.dtype))
@@ -248,7 +248,7 @@ def zero(hist) -> None:
         def zero_bins(out):
             for i in range(cuda.grid(1), out.size, cuda.gridsize(1)):
                 out[i] = 0
-        from .. import provenance
+        from autograder.grading import provenance
         _kernels["zero"] = provenance.course_helper(zero_bins)   # prepares; computes no answer
     _kernels["zero"][max(1, min(64, (hist.size + 255) // 256)), 256](hist)
 
@@ -560,7 +560,7 @@ class HistogramProblem(Problem):
             def launch(kernel, inputs, outputs, case):
                 if device.current().is_gpu:
                     return plain(kernel, inputs, outputs, case)
-                from .. import races
+                from autograder.machine.simulator import races
                 with races.count_atomics() as counts:
                     plain(kernel, inputs, outputs, case)
                 check_privatized(counts, int(np.asarray(inputs["data"]).size), int(case.blocks))
@@ -737,7 +737,7 @@ def measure(kernels: dict, n: int = 1 << 28, kinds=KINDS, repeats: int = 10,
 
     ``kernels`` maps a label to ``(kernel, shape)``, ``shape(n) -> (blocks, threads)``. Rows:
     kind, label, ms, GB/s (bytes read per second), right (bool), hot fraction of the input."""
-    from .. import timing
+    from autograder.machine import timing
     timing.require_gpu("Timing the histograms")
     from numba import cuda
     try:

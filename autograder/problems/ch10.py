@@ -66,11 +66,11 @@ import math
 
 import numpy as np
 
-from .. import device
-from ..checks import TINY32, Verdict, compare, gamma
-from ..problem import Baseline, Case, Problem, Sizes, SpeedBar, _stable_seed
-from .ch09 import zero
-from .common import cores
+from autograder.machine import device
+from autograder.core.checks import TINY32, Verdict, compare, gamma
+from autograder.grading.problem import Baseline, Case, Problem, Sizes, SpeedBar, _stable_seed
+from autograder.problems.ch09 import zero
+from autograder.problems.common import cores
 
 MEAN = 5.0              # the inputs' offset, in units of their scale
 U64 = 2.0 ** -53
@@ -196,7 +196,7 @@ def at_warp_size(warp: int):
                                f"size {warp} can only run in CPU mode (AAG_BACKEND=cpu)")
         yield
         return
-    from .. import cpu_mode
+    from autograder.machine.simulator import cpu_mode
     with cpu_mode.warp_size_as(int(warp)):
         yield
 
@@ -1074,7 +1074,7 @@ def tree_profile(kernel, threads: int, warp: int | None = None, blocks: int = 1,
     how many warps had any active thread, how many of those were divergent (some lanes active,
     some not), and the passes the warps' shared-memory accesses took (a bank conflict makes a
     warp's access take several passes; 1 per access is conflict-free). CPU mode only."""
-    from .. import races
+    from autograder.machine.simulator import races
     _cuda()
     if device.current().is_gpu:
         raise RuntimeError("tree_profile records the simulator's accesses: run it in CPU mode "
@@ -1139,7 +1139,7 @@ def measure(kernels: dict, n: int = N_MEASURE, repeats: int = 10, seed: int = 10
 
     ``kernels`` maps a label to ``(kernel, shape)``, ``shape(n) -> (blocks, threads)``. Rows:
     label, blocks, threads, ms, GB/s (bytes read per second), right (bool), error (relative)."""
-    from .. import timing
+    from autograder.machine import timing
     timing.require_gpu("Timing the reductions")
     _cuda()
     d_x = cuda.device_array(int(n), np.float32)

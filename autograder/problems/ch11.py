@@ -69,10 +69,10 @@ import weakref
 
 import numpy as np
 
-from .. import device
-from ..checks import GENERIC_VALUE_HINT, TINY32, Verdict, _fmt, compare, gamma
-from ..problem import CHECK_TIMEOUT_ENV, Baseline, Problem, SpeedBar, Sizes
-from .common import cores
+from autograder.machine import device
+from autograder.core.checks import GENERIC_VALUE_HINT, TINY32, Verdict, _fmt, compare, gamma
+from autograder.grading.problem import CHECK_TIMEOUT_ENV, Baseline, Problem, SpeedBar, Sizes
+from autograder.problems.common import cores
 
 MAX_THREADS = 256           # the largest block the checks launch: shared arrays are sized by it
 COARSEN = 16                # elements per thread in 11.4 and 11.5: a tile is COARSEN·T elements
@@ -1283,7 +1283,7 @@ def measure(runners: dict, n: int = SPEED_N, repeats: int = 10, seed: int = 11) 
     :func:`hierarchical_runner`, :func:`single_pass_runner`); ``section`` None for a whole scan.
     Every result is checked at 4096 sampled elements. Rows: label, ms, GB/s (8 bytes per
     element: read once, written once), fraction of the copy, right, section."""
-    from .. import timing
+    from autograder.machine import timing
     timing.require_gpu("Timing the scans")
     _cuda()
     host = _speed_inputs(np.random.default_rng(seed), n)["x"]

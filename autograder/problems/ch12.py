@@ -25,9 +25,9 @@ from __future__ import annotations
 
 import numpy as np
 
-from .. import device
-from ..checks import Verdict
-from ..problem import Baseline, Problem, SpeedBar, Sizes
+from autograder.machine import device
+from autograder.core.checks import Verdict
+from autograder.grading.problem import Baseline, Problem, SpeedBar, Sizes
 
 U64 = 2.0 ** -53
 KEY = np.float32
@@ -910,7 +910,7 @@ def measure(kernels: dict, m: int = SPEED_SIZE[0], n: int = SPEED_SIZE[1], repea
 
     ``kernels`` maps a label to ``(kernel, shape)``, ``shape(total) -> (blocks, threads)``. Rows:
     label, ms, GB/s (12 bytes per key: read once, C and src written), right (bool)."""
-    from .. import timing
+    from autograder.machine import timing
     timing.require_gpu("Timing the merges")
     from numba import cuda as numba_cuda
     rng = np.random.default_rng(seed)
@@ -951,7 +951,7 @@ def measure(kernels: dict, m: int = SPEED_SIZE[0], n: int = SPEED_SIZE[1], repea
 
 def time_cpu_merges(m: int, n: int, seed: int = 3) -> list[dict]:
     """The CPU baselines on m + n keys: label, ms, GB/s (12 bytes per key, as on the GPU)."""
-    from .. import timing
+    from autograder.machine import timing
     rng = np.random.default_rng(seed)
     A, B = fast_sorted_keys(rng, m, n)
     C = np.empty(m + n, KEY)

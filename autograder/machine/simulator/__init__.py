@@ -1,0 +1,22 @@
+"""CPU mode: numba's CUDA simulator with what the course adds to it.
+
+- :mod:`.cpu_mode`: the base hook (every simulated launch's ``cuda`` module gets the registered
+  extensions) and the warp size as a parameter;
+- :mod:`.races`: shared- and global-memory races and divergent barriers, stopped with a message;
+- :mod:`.warp`: warps, lanes and the warp intrinsics the simulator lacks.
+
+:func:`install` puts them in place, in that order (``autograder.machine.device`` calls it when it
+picks CPU mode). The grader's data-flow recorder (``autograder.grading.provenance``) hooks the same
+simulator from above, through :func:`cpu_mode.extension` and the simulator's classes.
+"""
+
+from __future__ import annotations
+
+from autograder.machine.simulator import cpu_mode, races, warp
+
+
+def install(warp_size: int = 32) -> None:
+    """Hook the simulator once (the warp size is set on every call)."""
+    cpu_mode.install(warp_size=warp_size)
+    races.install()
+    warp.install()

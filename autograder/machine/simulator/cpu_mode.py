@@ -1,0 +1,77 @@
+"""CPU mode: the CUDA simulator, wrapped so the course can add what it lacks.
+
+Inside a simulated kernel, ``cuda`` is a ``FakeCUDAModule`` built per launch. The course wraps its
+constructor once, so each launch's module gets the course's extensions: functions registered with
+:func:`extension` that receive the fake module and may add attributes (warp
+intrinsics build on the same hook; :mod:`autograder.races` records shared-memory accesses through it
+and stops a launch with a race).
+
+The warp size is a parameter (32 by default; 64 stands for an AMD wavefront): ``cuda.warpsize``,
+``cuda.laneid``, the grouping of threads into warps, the width of warp masks and every warp
+intrinsic of :mod:`autograder.warp` follow it. ``with warp_size_as(64):`` runs the launches inside
+it at another warp size, for checks that try a kernel at 32 and at 64.
+"""
+
+from __future__ import annotations
+
+import contextlib
+from typing import Callable
+
+_extensions: list[Callable[[object], None]] = []
+_state = {"installed": False, "warp_size": 32}
+
+
+def extension(fn: Callable[[object], None]) -> Callable[[object], None]:
+    """Register ``fn(fake_cuda_module)``, run for every simulated launch."""
+    _extensions.append(fn)
+    return fn
+
+
+def dim_text(t) -> str:
+    """A thread's or block's index in messages: ``(3, 1)`` for a 2-D one, ``5`` for a 1-D one."""
+    t = tuple(t)
+    while len(t) > 1 and t[-1] == 0:
+        t = t[:-1]
+    return f"({', '.join(map(str, t))})" if len(t) > 1 else str(t[0])
+
+
+def warp_size() -> int:
+    return _state["warp_size"]
+
+
+def _valid(size: int) -> int:
+    size = int(size)
+    if size < 1 or size > 64 or size & (size - 1):
+        raise ValueError(f"the warp size must be a power of two from 1 to 64, not {size}")
+    return size
+
+
+@contextlib.contextmanager
+def warp_size_as(size: int):
+    """Run the simulated launches inside the block at warp size ``size``, then restore it."""
+    previous, _state["warp_size"] = _state["warp_size"], _valid(size)
+    try:
+        yield size
+    finally:
+        _state["warp_size"] = previous
+
+
+def install(warp_size: int = 32) -> None:
+    _state["warp_size"] = _valid(warp_size)
+    if _state["installed"]:
+        return
+    from numba.cuda.simulator import kernelapi, kernel
+
+    original = kernelapi.FakeCUDAModule.__init__
+
+    def __init__(self, *args, **kwargs):
+        original(self, *args, **kwargs)
+        for ext in _extensions:
+            ext(self)
+
+    kernelapi.FakeCUDAModule.__init__ = __init__
+    # The simulator's cuda.warpsize is fixed at 32; CPU mode makes it a parameter, so 64 can
+    # stand for an AMD wavefront.
+    kernelapi.FakeCUDAModule.warpsize = property(lambda self: _state["warp_size"])
+    kernel.FakeCUDAModule = kernelapi.FakeCUDAModule
+    _state["installed"] = True

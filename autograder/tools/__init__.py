@@ -1,0 +1,2 @@
+"""The ``aag`` command line and what it runs: ``cli``, ``build`` (notebooks from source/),
+``bench`` (the reference kernels on a GPU), ``doctor``, ``workspace`` and ``grade`` (self-study)."""

@@ -1,0 +1,308 @@
+"""``aag bench``: the course's reference kernels against the copy ceiling, CuPy and the CPU.
+
+``aag calibrate``: the same measurements turned into speed bars for this grading machine.
+
+Every row is timed in one process, one run: CUDA events, warm-up first, median of many launches,
+inputs rotated through a pool larger than L2.
+"""
+
+from __future__ import annotations
+
+import argparse
+import copy
+import json
+import os
+import platform
+import sys
+from importlib import metadata
+
+import numpy as np
+
+from autograder.grading import speed
+from autograder.machine import device, timing
+from autograder.machine.facts import gpu_facts as _device_facts
+from autograder.machine.facts import peak_fp32_flops
+from autograder.machine.facts import versions as _versions
+
+
+def _vector_add_variants():
+    """The reference kernel at several launch shapes, and a one-thread-per-element kernel."""
+    from numba import cuda
+    from autograder.problems import ch02
+
+    @cuda.jit
+    def one_per_element(x, y, out):
+        i = cuda.grid(1)
+        if i < out.size:
+            out[i] = x[i] + y[i]
+
+    sms = cuda.get_current_device().MULTIPROCESSOR_COUNT
+    gs = ch02.reference_grid_stride()
+    variants = {}
+    for per_sm in (4, 8, 16, 32):
+        for threads in (256, 512):
+            variants[f"grid-stride, {per_sm}×SMs blocks × {threads}"] = (
+                lambda x, y, o, b=sms * per_sm, t=threads: gs[b, t](x, y, o))
+    variants["one thread per element × 256"] = (
+        lambda x, y, o: one_per_element[(o.size + 255) // 256, 256](x, y, o))
+    return variants
+
+
+def bench_vector_add(n: int, repeats: int) -> dict:
+    from numba import cuda
+    from autograder.problems import ch02
+    nbytes = 12 * n
+    pool = timing.pool_size(8 * n)
+    sets = []
+    for p in range(pool):
+        x, y = cuda.device_array(n, np.float32), cuda.device_array(n, np.float32)
+        timing.fill_uniform(x, 2 * p)
+        timing.fill_uniform(y, 2 * p + 1)
+        sets.append((x, y))
+    out = cuda.device_array(n, np.float32)
+    rows = []
+    ceiling = timing.copy_ceiling(nbytes, repeats=repeats)
+    rows.extend(timing.copy_variants(nbytes, repeats=repeats))
+    big = timing.copy_variants(8 << 30, repeats=repeats)   # does a larger copy go faster?
+    rows.extend(timing.Stats(s.label + ", 8 GiB", s.median_ms, s.runs, s.best_ms, s.spread_ms,
+                             s.bytes) for s in big)
+    for label, launch in _vector_add_variants().items():
+        s = timing.time_gpu(label, lambda i, f=launch: f(*sets[i], out), pool, repeats=repeats,
+                            nbytes=nbytes)
+        rows.append(s)
+    # The speed test's own launch shape, as `check_speed` uses it.
+    threads = 256
+    blocks = timing.speed_blocks(n, threads)
+    gs = ch02.reference_grid_stride()
+    rows.append(timing.time_gpu(f"course reference (speed-test launch {blocks}×{threads})",
+                                lambda i: gs[blocks, threads](*sets[i], out), pool,
+                                repeats=repeats, nbytes=nbytes))
+    try:
+        import cupy as cp
+        cx = [(cp.asarray(x), cp.asarray(y)) for x, y in sets]
+        cout = cp.asarray(out)
+        rows.append(timing.time_gpu("CuPy cp.add", lambda i: cp.add(*cx[i], out=cout), pool,
+                                    repeats=repeats, nbytes=nbytes))
+    except ImportError:
+        pass
+    baselines = speed.cpu_baselines(ch02.vector_add_grid_stride, n)
+    return {"n": n, "bytes": nbytes, "ceiling": ceiling, "gpu": rows, "cpu": baselines}
+
+
+# ---- every reference kernel with a speed test -------------------------------------------------
+
+def _variants(problem) -> dict:
+    """Extra kernels a chapter module lists for `aag bench` beside the problem's reference."""
+    from autograder.problems import CHAPTERS
+    for module in CHAPTERS:
+        if problem in getattr(module, "PROBLEMS", ()):
+            return getattr(module, "BENCH_VARIANTS", {}).get(problem.name, {})
+    return {}
+
+
+def bench_problem(problem, repeats: int = 20, seed: int = 0) -> dict:
+    """The course reference of one exercise at its speed-test size, timed exactly as the speed
+    test times it (same harness: fresh inputs per call, poisoned outputs, L2 flushed), next to
+    a copy of the same bytes, the vendor library (CuPy) where it has the operation, and the CPU
+    baselines. Returns a row of numbers."""
+    from autograder.grading.judge import _time_reference
+    from autograder.grading.runner import Harness, speed_inputs
+    size = problem.gpu_sizes.speed
+    blocks, threads = problem.speed_shape(size)
+    rng = np.random.default_rng(seed)
+    host = [speed_inputs(problem, 12345, c, size) for c in range(3)]
+    plan = [(int(rng.integers(3)), int(rng.integers(2))) for _ in range(repeats)]
+    # A number for a wrong kernel is worth nothing: each kernel passes the visible cases first.
+    verdict = problem.verdict(problem.reference_kernel(), problem.cases())
+    if not verdict.passed:
+        raise RuntimeError(f"the reference kernel of {problem.name} is wrong: {verdict}")
+    ref_ms = _time_reference(problem, host, plan, size, blocks, threads)
+    nbytes = problem.bytes_moved(size)
+    flops = problem.flops(size) if problem.flops else 0
+    row = {"problem": problem.name, "title": problem.title, "size": size,
+           "launch": {"blocks": blocks, "threads": threads}, "bytes": nbytes, "flops": flops,
+           "reference_ms": ref_ms}
+    ceiling = timing.copy_ceiling(nbytes)
+    row["copy_ms"], row["copy_label"] = ceiling.median_ms, ceiling.label
+    for label, factory in _variants(problem).items():
+        variant = copy.copy(problem)
+        variant.reference = factory
+        verdict = problem.verdict(factory(), problem.cases())
+        if not verdict.passed:
+            raise RuntimeError(f"the bench kernel {label!r} of {problem.name} is wrong: {verdict}")
+        row.setdefault("variants", {})[label] = _time_reference(variant, host, plan, size, blocks,
+                                                                threads)
+    if problem.vendor is not None:
+        try:
+            harness = Harness()
+            harness.speed_setup_from_host(problem, host, 1, size)
+            fn = problem.vendor()
+            outs = {name: buf[:int(np.prod(problem.outputs(size)[name][0]))].reshape(
+                        problem.outputs(size)[name][0]) for name, buf in harness.out_bufs[0].items()}
+            v = timing.time_gpu(problem.vendor_label, lambda i: fn(
+                {**harness.masters[i % 3], **harness.scalars[i % 3]}, outs), pool=3, repeats=repeats)
+            row["vendor_ms"], row["vendor_label"] = v.median_ms, problem.vendor_label
+            harness.release()
+        except ImportError as why:
+            row["vendor_skipped"] = str(why)
+    row["cpu"] = {b.label: b.median_ms for b in speed.cpu_baselines(problem, size)}
+    return row
+
+
+def _problem_rows_table(rows: list[dict], peak_flops: float) -> str:
+    """One line per reference kernel (and per bench variant): time, GB/s and the fraction of a
+    copy of the same bytes, GFLOP/s and the fraction of the FP32 peak (where the work is
+    arithmetic), the vendor library, the speedup over each CPU baseline."""
+    lines = ["| exercise | kernel | size | time (ms) | GB/s | of copy | GFLOP/s | of FP32 peak "
+             "| vendor (ms) | vendor time / ours | speedup over CPU |",
+             "|---|---|---|---|---|---|---|---|---|---|---|"]
+    for r in rows:
+        size = (" × ".join(map(str, r["size"])) if isinstance(r["size"], (list, tuple))
+                else f"{r['size']:,}")
+        kernels = {"course reference": r["reference_ms"], **r.get("variants", {})}
+        for i, (label, ms) in enumerate(kernels.items()):
+            compute = r["flops"] and r["flops"] / r["bytes"] >= 4
+            gflops = f"{r['flops'] / ms / 1e6:,.0f}" if compute else "–"
+            of_peak = f"{r['flops'] / (ms * 1e-3) / peak_flops:.0%}" if compute else "–"
+            vendor = (f"{r['vendor_ms']:.3f} ({r['vendor_label']})" if "vendor_ms" in r and i == 0
+                      else "–")
+            ratio = f"{r['vendor_ms'] / ms:.0%}" if "vendor_ms" in r else "–"
+            cpu = "; ".join(f"{c_ms / ms:,.0f}× {name}" for name, c_ms in r["cpu"].items())
+            lines.append(f"| {r['problem'] if i == 0 else ''} | {label} | {size} | {ms:.3f} | "
+                         f"{r['bytes'] / ms / 1e6:,.0f} | {r['copy_ms'] / ms:.0%} | {gflops} | "
+                         f"{of_peak} | {vendor} | {ratio} | {cpu} |")
+    return "\n".join(lines)
+
+
+def _fmt_table(result: dict) -> str:
+    ceil = result["ceiling"]
+    best_cpu = {b.label: b for b in result["cpu"]}
+    lines = [f"vector add fp32, n = {result['n']:,} ({result['bytes'] / 1e9:.2f} GB per call, "
+             f"12 B/element)",
+             f"| kernel | time (ms) | GB/s | of copy ceiling | " +
+             " | ".join(f"speedup vs {k}" for k in best_cpu) + " |",
+             "|---|---|---|---|" + "---|" * len(best_cpu)]
+    for s in [ceil] + result["gpu"]:
+        cells = [s.label, f"{s.median_ms:.3f}", f"{s.gbps:.0f}", f"{s.gbps / ceil.gbps:.0%}"]
+        cells += [f"{b.median_ms / s.median_ms:.0f}×" for b in best_cpu.values()]
+        lines.append("| " + " | ".join(cells) + " |")
+    for b in result["cpu"]:
+        lines.append(f"| CPU: {b.label} | {b.median_ms:.1f} | {b.gbps:.1f} | "
+                     f"{b.gbps / ceil.gbps:.1%} |" + " |" * len(best_cpu))
+    return "\n".join(lines)
+
+
+def _stats_dict(s: timing.Stats) -> dict:
+    return {"label": s.label, "median_ms": s.median_ms, "best_ms": s.best_ms,
+            "iqr_ms": s.spread_ms, "runs": s.runs, "bytes": s.bytes, "gbps": s.gbps}
+
+
+def main(argv=None) -> int:
+    parser = argparse.ArgumentParser(prog="aag bench", description=__doc__)
+    parser.add_argument("--out", help="folder for bench.json and bench.md")
+    parser.add_argument("--n", type=int, default=1 << 28, help="vector-add elements (default 2^28)")
+    parser.add_argument("--repeats", type=int, default=50)
+    parser.add_argument("--only", nargs="*", default=None,
+                        help="exercise names to bench (default: every one with a speed test); "
+                             "'vector_add' is the launch-shape study of chapter 2")
+    parser.add_argument("--copy-cost", action="store_true",
+                        help="also run chapter 2's copy-cost experiment with the reference kernel")
+    args = parser.parse_args(argv)
+    try:
+        timing.require_gpu("aag bench")
+    except timing.NeedsGPU as why:
+        print(why)
+        return 2
+    from autograder.problems import ALL
+    facts = {"device": _device_facts(), "versions": _versions(), "cpu": timing.machine_key(),
+             "cpu_cores": os.cpu_count(), "peak_fp32_flops": peak_fp32_flops()}
+    print(json.dumps(facts, indent=1))
+    payload = dict(facts)
+    tables = []
+    from autograder.core.progress import Progress
+    todo = [p for p in ALL.values() if p.reference and p.gpu_sizes.speed
+            and (args.only is None or p.name in args.only)]
+    launch_study = args.only is None or "vector_add" in args.only
+    bar = Progress(len(todo) + launch_study, "aag bench")
+    if launch_study:
+        bar.begin("vector add: launch shapes and copies")
+        result = bench_vector_add(args.n, args.repeats)
+        tables.append(_fmt_table(result))
+        bar.write(tables[-1])
+        payload["vector_add"] = {
+            "n": result["n"], "ceiling": _stats_dict(result["ceiling"]),
+            "gpu": [_stats_dict(s) for s in result["gpu"]],
+            "cpu": [_stats_dict(s) for s in result["cpu"]]}
+    rows = []
+    for problem in todo:
+        bar.begin(problem.name)
+        try:
+            rows.append(bench_problem(problem, repeats=min(args.repeats, 30)))
+        except Exception as exc:   # one broken reference must not hide the others' numbers
+            rows.append({"problem": problem.name, "error": f"{type(exc).__name__}: {exc}"})
+        bar.write(json.dumps(rows[-1]))
+    bar.close()
+    good = [r for r in rows if "error" not in r]
+    if good:
+        tables.append("Course reference kernels at their speed-test sizes, timed as the speed "
+                      "test times them:\n\n" + _problem_rows_table(good, facts["peak_fp32_flops"]))
+        print(tables[-1])
+    for r in rows:
+        if "error" in r:
+            print(f"{r['problem']}: {r['error']}")
+    payload["references"] = rows
+    if args.out:
+        os.makedirs(args.out, exist_ok=True)
+        if args.copy_cost:
+            from numba import cuda
+            from autograder.learner.experiments import copy_cost
+            from autograder.problems import ch02
+            gs = ch02.reference_grid_stride()
+            sms = cuda.get_current_device().MULTIPROCESSOR_COUNT
+
+            def launcher(x, y, out):
+                gs[min(sms * 32, (out.size + 255) // 256), 256](x, y, out)
+            payload["copy_cost"] = copy_cost(launcher)
+            with open(os.path.join(args.out, "h200_copy_cost.json"), "w") as f:
+                json.dump({"device": facts["device"]["name"], "versions": facts["versions"],
+                           "kernel": "course reference grid-stride vector add",
+                           "rows": payload["copy_cost"]}, f, indent=1)
+        with open(os.path.join(args.out, "bench.json"), "w") as f:
+            json.dump(payload, f, indent=1, default=str)
+        with open(os.path.join(args.out, "bench.md"), "w") as f:
+            f.write("\n\n".join(tables) + "\n")
+    return 0
+
+
+def calibrate(argv=None) -> int:
+    """Write speed bars for this machine: the bar's speedup over the CPU baseline is half of what
+    the course reference reaches here; the fraction of the reference stays as shipped."""
+    parser = argparse.ArgumentParser(prog="aag calibrate", description=calibrate.__doc__)
+    parser.add_argument("--out", default="speed_bars.json")
+    parser.add_argument("--margin", type=float, default=0.5)
+    args = parser.parse_args(argv)
+    from autograder.problems import ALL
+    bars = {}
+    from autograder.core.progress import Progress
+    progress = Progress(sum(bool(p.speed) for p in ALL.values()), "aag calibrate")
+    for problem in ALL.values():
+        if not problem.speed:
+            continue
+        progress.begin(problem.name)
+        row = bench_problem(problem)
+        label = problem.baselines[problem.speed.baseline].label
+        speedup = row["cpu"][label] / row["reference_ms"]
+        bars[problem.name] = {"min_fraction_of_reference": problem.speed.min_fraction_of_reference,
+                              "baseline": problem.speed.baseline,
+                              "min_speedup": round(speedup * args.margin, 1)}
+        progress.write(f"{problem.name}: reference is {speedup:.1f}× {label} here -> bar "
+                       f"{bars[problem.name]['min_speedup']}×")
+    progress.close()
+    with open(args.out, "w") as f:
+        json.dump(bars, f, indent=1)
+    print(f"wrote {args.out}; point the grader at it with AAG_SPEED_BARS={os.path.abspath(args.out)}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
