@@ -64,6 +64,16 @@ if backend is not None:
 
     setup_notebook()
 
+def __getattr__(name: str):
+    """``ag.checks``, ``ag.cpu_mode``, ``ag.problem``...: the modules by their old names, loaded
+    on first use (before the layers each was an attribute of the package once imported)."""
+    target = _aliases.new_name(f"{__name__}.{name}")
+    if target is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    import importlib
+    return importlib.import_module(target)
+
+
 __all__ = ["backend", "backend_error", "banner", "experiments", "problems", "timing", "visual",
            "CheckFailed", "SharedMemoryRace", "GlobalMemoryRace", "BarrierDivergence", "run_isolated",
            "setup_notebook", "hint", "explain_errors"]

@@ -55,10 +55,12 @@ class _Alias(importlib.abc.Loader):
         self.target = target
 
     def create_module(self, spec):
-        return importlib.import_module(self.target)
+        module = importlib.import_module(self.target)
+        self.real_spec = module.__spec__   # the import system overwrites it with the alias's
+        return module
 
     def exec_module(self, module) -> None:
-        pass    # already executed under its new name
+        module.__spec__ = self.real_spec   # already executed under its new name: keep its spec
 
     def get_code(self, name):   # python -m <old name>
         spec = importlib.util.find_spec(self.target)

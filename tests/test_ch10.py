@@ -658,7 +658,7 @@ def test_judge_on_a_gpu_runs_the_other_warp_size_in_cpu_mode(monkeypatch, entry,
     from autograder import judge
 
     problem = ch10.warp_sums
-    monkeypatch.setattr(judge, "_gpu", lambda: True)
+    monkeypatch.setattr(judge, "on_gpu", lambda: True)
     monkeypatch.setattr(type(problem), "warp_sizes", lambda self, hidden: (32,))
     code = next(e.code for e in bank.entries() if e.id == f"warp_sums/{entry}")
     cells = [{"source": bank.SETUP}, {"source": code}]

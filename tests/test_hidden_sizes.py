@@ -10,6 +10,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
+import autograder as ag
 from autograder.problem import Problem, Sizes
 from autograder.problems import CHAPTERS
 
@@ -62,3 +63,18 @@ def test_the_rule_can_fail():
     small.name = "toy"
     assert largest_hidden_over_visible(small, Sizes(visible=(1025, 1), hidden=(4000,))) < 4
     assert largest_hidden_over_visible(small, Sizes(visible=((29, 45),), hidden=((45, 29),))) == 1
+
+
+def test_a_hung_kernel_on_a_gpu_costs_a_minute_not_hours(monkeypatch):
+    """The per-case time limit on a GPU: the simulator's rate (2 ms a thread) would give a
+    2^24-element hidden case more than nine hours; a GPU needs milliseconds."""
+    import types
+
+    from autograder.grading import problem as problem_module
+    from autograder.problem import Case
+    p = ag.problems.ch02.vector_add
+    case = Case(size=(1 << 24) + 3, inputs={}, blocks=65537, threads=256)
+    monkeypatch.delenv("AAG_CHECK_TIMEOUT", raising=False)
+    monkeypatch.setattr(problem_module.device, "current",
+                        lambda: types.SimpleNamespace(is_gpu=True, name="cuda"))
+    assert p._time_limit(case) <= 120
