@@ -4,11 +4,11 @@ import json
 import os
 import subprocess
 import sys
-import textwrap
 from importlib import metadata
 
 import pytest
 
+import without_numba
 from autograder import doctor
 
 
@@ -90,17 +90,10 @@ def test_version_parsing():
 def test_survives_numba_missing(repo_root):
     # Load the doctor without the package's __init__ (which selects a backend through Numba) and
     # with `import numba` failing, as on a machine where Numba is not installed.
-    script = textwrap.dedent(f"""
-        import sys, types
-        sys.modules["numba"] = None
-        pkg = types.ModuleType("autograder")
-        pkg.__path__ = [{os.path.join(repo_root, "autograder")!r}]
-        sys.modules["autograder"] = pkg
+    proc = without_numba.run("""
         from autograder.tools import doctor
         sys.exit(doctor.main([]))
-    """)
-    proc = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True,
-                          timeout=120, env={**os.environ, "AAG_BACKEND": "cpu"})
+    """, env={"AAG_BACKEND": "cpu"})
     assert proc.returncode == 1, proc.stderr
     assert "Traceback" not in proc.stderr
     assert "numba does not import" in proc.stdout
