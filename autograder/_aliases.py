@@ -37,6 +37,7 @@ MOVED = {   # old name -> new name; a package's submodules follow it
     "autograder.workspace": "autograder.tools.workspace",
     "autograder.build": "autograder.tools.build",
     "autograder.bench": "autograder.tools.bench",
+    "autograder.problems.common": "autograder.problems.kit.inputs",
 }
 
 

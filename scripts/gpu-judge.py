@@ -5,8 +5,11 @@
    correct entries must keep them;
 2. one correct submission's speed judged N times: the verdict must not change; the spread of its
    measured time and speedups is recorded;
-3. the cost of judging: seconds per exercise with the judge (fresh sandboxed process, cases sent
-   over) against the same checks made in-process, the way grading worked before the judge.
+3. the cost of judging: seconds for an exercise with the judge (sandboxed student process, cases
+   sent over) against the same checks made in-process, the way grading worked before the judge.
+
+Each entry is graded as autograde grades it: ``bank.notebook`` (the chapter's real cells) through
+``judge.judge_notebook``, the call JudgeSubmission makes, as tests/test_bank.py does in CPU mode.
 
 Results: $OUT/judge-gpu.json, and a table printed last.
 """
@@ -27,7 +30,6 @@ import numpy as np  # noqa: E402
 import autograder as ag  # noqa: E402
 import bank  # noqa: E402
 from autograder.grading import judge, sandbox  # noqa: E402
-from autograder.grading.judge import CheckCall  # noqa: E402
 
 OUT = Path(os.environ.get("OUT", "/tmp/gpu-out"))
 REPEATS = int(os.environ.get("AAG_JUDGE_REPEATS", "10"))
@@ -35,15 +37,18 @@ REPEATS = int(os.environ.get("AAG_JUDGE_REPEATS", "10"))
 # entries (or those entries)
 
 
-def checks_for(exercise: str, speed: bool) -> list[CheckCall]:
-    spec = bank.EXERCISES[exercise]
-    path = f"{spec['module']}.{spec['problem']}"
-    kinds = ["check", "check_hidden"] + (["check_speed"] if speed and spec["speed_id"] else [])
-    return [CheckCall(path, k, spec["func"]) for k in kinds]
-
-
-def cells(entry_code: str) -> list[dict]:
-    return [{"id": "setup", "source": bank.SETUP}, {"id": "solution", "source": entry_code}]
+def judged(exercise: str, code: str, settings) -> tuple[bool, float, str, dict]:
+    """The entry graded as autograde grades it (bank.notebook: the chapter's real cells, one
+    student process): (every cell passed, seconds, first error, details of the speed cell)."""
+    t0 = time.perf_counter()
+    results = judge.judge_notebook(bank.notebook(exercise, code), settings)
+    seconds = time.perf_counter() - t0
+    errors = [r.error for r in results.values() if not r.passed]
+    speed_id = bank.EXERCISES[exercise]["speed_id"]
+    speed = results[speed_id].details.get("speed") if speed_id in results else None
+    flags = sorted({f for r in results.values() for f in r.flags})
+    return all(r.passed for r in results.values()), seconds, (errors or [""])[0], \
+        {"speed": speed, "flags": flags}
 
 
 def main() -> int:
@@ -61,47 +66,41 @@ def main() -> int:
     if only:   # a few exercises' entries, to fit one device call
         chosen = [e for e in chosen if e.exercise in only or e.id in only]
     for entry in chosen:
-        result = judge.judge_exercise(cells(entry.code), checks_for(entry.exercise, True), settings,
-                                      entry.id)
+        passed, seconds, error, details = judged(entry.exercise, entry.code, settings)
         expected_pass = entry.kind == "ok"
         row = {"id": entry.id, "kind": entry.kind, "gpu_only": entry.gpu_only,
-               "passed": result.passed, "right": result.passed == expected_pass,
-               "seconds": round(result.seconds, 1), "error": result.error[:400],
-               "flags": result.flags, "speed": result.details.get("speed")}
+               "passed": passed, "right": passed == expected_pass,
+               "seconds": round(seconds, 1), "error": error[:400], **details}
         record["bank"].append(row)
-        print(f"{'ok ' if row['right'] else 'BAD'} {entry.id:45s} passed={result.passed!s:5s} "
-              f"{result.seconds:6.1f} s  {result.error.splitlines()[0][:90] if result.error else ''}",
-              flush=True)
+        print(f"{'ok ' if row['right'] else 'BAD'} {entry.id:45s} passed={passed!s:5s} "
+              f"{seconds:6.1f} s  {error.splitlines()[0][:90] if error else ''}", flush=True)
 
     # 2. one correct submission's speed verdict, REPEATS times
     good = next(e for e in bank.entries() if e.exercise == "grid_stride" and e.kind == "ok")
-    speed_only = [CheckCall(f"ch02.vector_add_grid_stride", "check_speed", "vector_add_grid_stride")]
     for i in range(REPEATS if "repeat" in parts else 0):
-        result = judge.judge_exercise(cells(good.code), speed_only, settings, "repeat")
-        s = result.details.get("speed", {})
+        passed, seconds, error, details = judged("grid_stride", good.code, settings)
+        s = details["speed"] or {}
         cpu = (s.get("cpu_baseline") or {}).get("ms")
-        record["repeat"].append({"passed": result.passed, "median_ms": s.get("median_ms"),
+        record["repeat"].append({"passed": passed, "median_ms": s.get("median_ms"),
                                  "reference_ms": s.get("reference_ms"), "cpu_ms": cpu,
-                                 "seconds": round(result.seconds, 1), "error": result.error[:300]})
-        print(f"repeat {i + 1}: passed={result.passed} {s.get('median_ms')} ms "
-              f"(reference {s.get('reference_ms')} ms) {result.seconds:.1f} s", flush=True)
+                                 "seconds": round(seconds, 1), "error": error[:300]})
+        print(f"repeat {i + 1}: passed={passed} {s.get('median_ms')} ms "
+              f"(reference {s.get('reference_ms')} ms) {seconds:.1f} s", flush=True)
 
-    # 3. cost: judged (fresh sandboxed process) vs in-process checks, same correct code
-    for exercise in ("vector_add", "grid_stride") if "cost" in parts else ():
+    # 3. cost: judged (sandboxed student process, cases sent over) vs in-process checks, same code
+    for exercise in ("vector_add",) if "cost" in parts else ():
         entry = next(e for e in bank.entries() if e.exercise == exercise and e.kind == "ok")
-        t0 = time.perf_counter()
-        result = judge.judge_exercise(cells(entry.code), checks_for(exercise, False), settings, "cost")
-        judged = time.perf_counter() - t0
+        passed, seconds, _, _ = judged(exercise, entry.code, settings)
         ns: dict = {}
         t0 = time.perf_counter()
         exec(bank.SETUP + entry.code, ns)
-        problem = getattr(ag.problems, bank.EXERCISES[exercise]["module"])
-        problem = getattr(problem, bank.EXERCISES[exercise]["problem"])
-        problem.check(ns[bank.EXERCISES[exercise]["func"]])
-        problem.check_hidden(ns[bank.EXERCISES[exercise]["func"]])
+        spec = bank.EXERCISES[exercise]
+        problem = getattr(getattr(ag.problems, spec["module"]), spec["problem"])
+        problem.check(ns[spec["func"]])
+        problem.check_hidden(ns[spec["func"]])
         inproc = time.perf_counter() - t0
-        record["cost"][exercise] = {"judged_s": round(judged, 2), "in_process_s": round(inproc, 2),
-                                    "passed": result.passed}
+        record["cost"][exercise] = {"judged_s": round(seconds, 2), "in_process_s": round(inproc, 2),
+                                    "passed": passed}
 
     # 4. cost of a whole `nbgrader autograde` of chapter 2's solution, with and without the judge
     if "nbcost" in parts:

@@ -273,7 +273,7 @@ def test_tiled_cases_are_partial_tiles_launched_32_by_8():
 def test_transpose_sample_matches_spec():
     """Does the speed test's sampled spec agree with the full spec (out[r, c] = inp[c, r])?"""
     rng = np.random.default_rng(3)
-    inputs = ch06._transpose_speed_inputs(rng, (37, 45))
+    inputs = ch06.transpose_tiled.speed_inputs(rng, (37, 45))
     full = ch06.transpose_tiled.expected(ag.problem.Case(size=(37, 45), inputs=inputs))["out"]
     idx = rng.choice(full.size, 200, replace=False)
     expected, tol = ch06.transpose_tiled.sample_spec(inputs, idx)

@@ -644,9 +644,9 @@ def test_a_global_filter_is_frozen_on_a_gpu():
     assert d_out.copy_to_host()[1, 1] == pytest.approx(first) == pytest.approx(1.0, rel=1e-6)
 
 
-# ---- the bank's naive allclose harnesses (tests/bank/naive_ch07.py) -------------------------------
+# ---- the bank's naive allclose harnesses (tests/bank/ch07_convolution/naive.py) -------------------------------
 
-from bank.naive_ch07 import (_allclose_conv2d_basic, _allclose_conv2d_constant,  # noqa: E402
+from bank.ch07_convolution.naive import (_allclose_conv2d_basic, _allclose_conv2d_constant,  # noqa: E402
                              _allclose_conv2d_tiled, _allclose_conv_time_bounds)
 
 

@@ -526,7 +526,7 @@ def test_tree_profile_counts_divergence_and_conflicts():
     12 warp-steps and one pass per access for the convergent one."""
     if not CPU:
         pytest.skip("the profile records the simulator's accesses")
-    rows = {kind: ch10.tree_profile(ch10._segment_kernel(kind), 256, warp=32)
+    rows = {kind: ch10.tree_profile(ch10.segment_kernel(kind), 256, warp=32)
             for kind in ("divergent", "strided", "convergent")}
     steps = {k: r[1:] for k, r in rows.items()}
     assert sum(r["warps"] for r in steps["divergent"]) == 55

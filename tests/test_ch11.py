@@ -12,8 +12,9 @@ import pytest
 from numba import cuda, float32, int32
 
 import autograder as ag
-from autograder.checks import gamma
+from autograder.checks import TINY32, gamma
 from autograder.problem import Case
+from autograder.problems.ch11 import specs as ch11_specs
 
 from verdicts import verdict_text as _verdict
 
@@ -476,7 +477,7 @@ def test_waiting_for_own_tile_hangs_with_a_clear_verdict(monkeypatch):
 def test_single_pass_time_limit_is_short_in_cpu_mode(monkeypatch):
     monkeypatch.delenv("AAG_CHECK_TIMEOUT", raising=False)
     case = ch11.scan_single_pass.cases()[0]
-    limit = ch11.scan_single_pass._time_limit(case)
+    limit = ch11.scan_single_pass.time_limit(case)
     assert limit <= 15 if CPU else limit >= 20
 
 
@@ -572,20 +573,20 @@ def test_bound_holds_for_correct_orders(totals_kind, restart, carries):
 def test_section_bound_allows_any_order_and_first_element_exact():
     x = ch11.scan_inputs(1000, 4)
     tol = ch11.section_tolerance(x, 128)
-    assert tol[0] <= ch11.TINY32 * 1.0001 and tol[128] <= ch11.TINY32 * 1.0001
+    assert tol[0] <= TINY32 * 1.0001 and tol[128] <= TINY32 * 1.0001
     seq = np.concatenate([np.cumsum(x[s:s + 128], dtype=np.float32) for s in range(0, 1000, 128)])
     exact = ch11.section_scan(x, 128)
     assert np.all(np.abs(seq - exact) <= tol)
     assert np.isclose(tol[127], gamma(127) * np.abs(x[:128].astype(np.float64)).sum()
-                      + ch11.TINY32)
+                      + TINY32)
 
 
 def test_sampled_spec_matches_full_spec():
     """The speed tests' sampled expected values and tolerances agree with the full ones."""
     rng = np.random.default_rng(2)
-    x = ch11._speed_inputs(rng, 50_000)["x"]
+    x = ch11_specs.scan_speed_inputs(rng, 50_000)["x"]
     idx = np.sort(rng.choice(x.size, 500, replace=False))
-    exp, tol = ch11._whole_sample({"x": x}, idx)
+    exp, tol = ch11_specs._whole_sample({"x": x}, idx)
     full = ch11.inclusive_scan(x)
     assert np.allclose(exp["y"], full[idx], rtol=1e-12, atol=1e-9)
     assert np.allclose(tol["y"], ch11.whole_tolerance(x, ch11.SPEED_THREADS)[idx], rtol=1e-9)

@@ -77,4 +77,4 @@ def test_a_hung_kernel_on_a_gpu_costs_a_minute_not_hours(monkeypatch):
     monkeypatch.delenv("AAG_CHECK_TIMEOUT", raising=False)
     monkeypatch.setattr(problem_module.device, "current",
                         lambda: types.SimpleNamespace(is_gpu=True, name="cuda"))
-    assert p._time_limit(case) <= 120
+    assert p.time_limit(case) <= 120

@@ -59,7 +59,7 @@ def test_every_exercise_has_a_ladder():
     absent = hints.missing()
     assert not absent, (
         f"{len(absent)} exercise(s) have no hint ladder: {', '.join(absent)}. Add a table per "
-        "exercise to autograder/data/hints/chNN.toml (keys think, read, skeleton; see ch01.toml)")
+        "exercise to autograder/problems/chNN/hints.toml (keys think, read, skeleton; see ch01)")
 
 
 def test_ladders_name_real_exercises_and_have_three_full_rungs():

@@ -1,8 +1,8 @@
 """The judge on its own (no nbgrader): what it runs, what it sends, how it contains faults.
 
-Learner code is given as notebook cells, as the judge receives it; each exercise runs in a fresh
-student process (sandboxed where bubblewrap works), so these tests also show that one broken
-exercise costs nothing to the next.
+Learner code is given as notebook cells, as the judge receives it; a notebook's exercises run in
+one student process (sandboxed where bubblewrap works) that is started afresh when one of them
+kills it, so these tests also show that one broken exercise costs nothing to the next.
 """
 
 from __future__ import annotations
@@ -148,6 +148,66 @@ def test_an_illegal_memory_access_fails_that_exercise_only():
     assert not result.passed
     assert "ILLEGAL_ADDRESS" in result.error.upper() or "outside an array" in result.error, result.error
     assert run(GOOD_ADD).passed
+
+
+def _notebook(*cells):
+    """A notebook of (source, grade_id or None) cells: a grade_id makes it a graded cell."""
+    nb = nbformat.v4.new_notebook()
+    for source, grade_id in cells:
+        cell = nbformat.v4.new_code_cell(source)
+        if grade_id:
+            cell.metadata["nbgrader"] = {"grade": True, "grade_id": grade_id, "points": 1}
+        nb.cells.append(cell)
+    return nb
+
+
+CHECK_ADD = "ag.problems.ch02.vector_add.check(add_vectors)\nag.problems.ch02.vector_add.check_hidden(add_vectors)"
+CHECK_SAXPY = "ag.problems.ch01.saxpy.check(saxpy)"
+GOOD_SAXPY = '''
+@cuda.jit
+def saxpy(a, x, y, out):
+    i = cuda.grid(1)
+    if i < out.size:
+        out[i] = a * x[i] + y[i]
+'''
+
+
+def test_a_notebook_is_judged_in_one_student_process(monkeypatch):
+    """The second exercise runs on in the first one's process: the cells between the two grade
+    cells run once more there (a counter in the notebook says so), nothing before them again."""
+    started = []
+    real = judge.StudentProcess.__init__
+    monkeypatch.setattr(judge.StudentProcess, "__init__",
+                        lambda self, *a, **k: (started.append(1), real(self, *a, **k))[1])
+    nb = _notebook((SETUP + "runs = globals().get(\"runs\", 0)", None), (GOOD_ADD + "\nruns += 1", None),
+                   (CHECK_ADD, "add"), ("runs += 10\n" + GOOD_SAXPY, None),
+                   ("assert runs == 11, runs\n" + CHECK_SAXPY, "saxpy"))
+    nb.cells[-1].source = CHECK_SAXPY
+    nb.cells.insert(4, nbformat.v4.new_code_cell("assert runs == 11, runs"))
+    results = judge.judge_notebook(nb, settings())
+    assert [r.passed for r in results.values()] == [True, True], results
+    assert len(started) == 1
+    assert results["saxpy"].details["cells_run"] == 2          # the two cells after "add"
+    assert results["saxpy"].details["cell_errors"] == []       # runs was 11: nothing ran twice
+
+
+def test_an_exercise_that_kills_the_process_costs_the_next_one_nothing():
+    """A kernel that ends the process fails its own exercise; the next starts a fresh process
+    and runs every cell above it again."""
+    dies = GOOD_ADD.replace("add_kernel[", "import os; os._exit(3)\n    add_kernel[")
+    nb = _notebook((SETUP, None), (dies, None), (CHECK_ADD, "add"), (GOOD_SAXPY, None),
+                   (CHECK_SAXPY, "saxpy"))
+    session = judge.Session()
+    try:
+        add = judge.judge_exercise(judge.cells_before(nb, 2), judge.parse_checks(CHECK_ADD),
+                                   settings(), "add", session=session)
+        saxpy = judge.judge_exercise(judge.cells_before(nb, 4), judge.parse_checks(CHECK_SAXPY),
+                                     settings(), "saxpy", session=session)
+    finally:
+        session.close()
+    assert not add.passed and "exit status 3" in add.error, add.error
+    assert saxpy.passed, saxpy.error
+    assert session.started == 2 and saxpy.details["cells_run"] == 3
 
 
 def test_a_cell_that_hangs_before_the_exercise_costs_one_time_limit():

@@ -178,3 +178,66 @@ def test_the_static_pass_follows_the_moves(code):
     if "autograder." in code:    # the regexes, for cells that do not parse
         assert any("checking code" in what for pattern, what in judge.SUSPICIOUS.items()
                    if re.search(pattern, code))
+
+
+def _private_uses() -> list[str]:
+    """``module -> other.module._name`` for every private name (one leading underscore) that a
+    module of the package takes from another: imported by name, or reached as an attribute of
+    an imported module. Dunder names (``__version__``) are public."""
+    modules = {_name(p): p for p in PACKAGE.rglob("*.py")}
+    found = set()
+
+    def private(name: str) -> bool:
+        return name.startswith("_") and not name.startswith("__")
+
+    for module, path in modules.items():
+        package = module if path.name == "__init__.py" else module.rpartition(".")[0]
+        tree = ast.parse(path.read_text())
+        bound: dict[str, str] = {}     # local name -> the package module it is
+        for node in ast.walk(tree):
+            if isinstance(node, ast.ImportFrom):
+                base = node.module or ""
+                if node.level:
+                    parts = package.split(".")
+                    base = ".".join(parts[:len(parts) - node.level + 1] + ([base] if base else []))
+                if base.split(".")[0] != "autograder":
+                    continue
+                for a in node.names:
+                    full = _aliases.new_name(f"{base}.{a.name}") or f"{base}.{a.name}"
+                    if full in modules:
+                        bound[a.asname or a.name] = full
+                    elif private(a.name):
+                        found.add(f"{module} -> {base}.{a.name}")
+            elif isinstance(node, ast.Import):
+                for a in node.names:
+                    if a.name.split(".")[0] == "autograder":
+                        bound[a.asname or "autograder"] = a.name if a.asname else "autograder"
+        for node in ast.walk(tree):
+            if not (isinstance(node, ast.Attribute) and private(node.attr)):
+                continue
+            chain, base = [], node.value
+            while isinstance(base, ast.Attribute):
+                chain.append(base.attr)
+                base = base.value
+            if isinstance(base, ast.Name) and base.id in bound:
+                owner = ".".join([bound[base.id], *reversed(chain)])
+                owner = _aliases.new_name(owner) or owner
+                if owner in modules and owner != module:
+                    found.add(f"{module} -> {owner}.{node.attr}")
+    return sorted(found)
+
+
+def test_no_private_name_crosses_modules():
+    """What one module takes from another is public: a private name is free to change."""
+    assert _private_uses() == []
+
+
+def test_the_private_name_check_can_fail(monkeypatch):
+    source = "from autograder.core.checks import _fmt\nimport autograder.grading.judge as j\nj._x\n"
+    real = Path.read_text
+    target = PACKAGE / "learner" / "notebook.py"
+    monkeypatch.setattr(Path, "read_text", lambda self, *a, **k: source if self == target
+                        else real(self, *a, **k))
+    found = _private_uses()
+    assert "autograder.learner.notebook -> autograder.core.checks._fmt" in found
+    assert "autograder.learner.notebook -> autograder.grading.judge._x" in found

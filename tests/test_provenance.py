@@ -134,7 +134,7 @@ def test_the_host_sees_a_decoy_of_the_inputs_the_kernel_the_real_values():
         seen["host"] = np.array(x._ary)                  # what host code can reach
         store[(out.size + 127) // 128, 128](x, cuda.to_device(x._ary + y._ary), out)
     case = vector_add.cases()[0]
-    outcome = vector_add._run_here(add_vectors, case)
+    outcome = vector_add.run_here(add_vectors, case)
     assert not np.array_equal(seen["host"], case.inputs["x"])
     verdict = vector_add.judge(case, outcome)
     assert not verdict.passed and "elements are wrong" in verdict.message
@@ -352,7 +352,7 @@ def test_gpu_a_host_copy_of_an_input_fails_the_call():
 def test_gpu_a_correct_launcher_counts_a_driver_launch():
     def add_vectors(x, y, out):
         add_kernel[(out.size + 127) // 128, 128](x, y, out)
-    outcome = vector_add._run_here(add_vectors, vector_add.cases()[0])
+    outcome = vector_add.run_here(add_vectors, vector_add.cases()[0])
     assert outcome.provenance["driver_launches"] >= 1 and not outcome.provenance["verdict"]
 
 

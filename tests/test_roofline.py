@@ -267,7 +267,7 @@ def test_steps_records_what_it_draws_and_draws_it_back(tmp_path, monkeypatch):
 
 
 def test_every_measuring_cell_has_its_recorded_h200_run(repo_root):
-    """Each name a chapter draws in CPU mode ships as autograder/data/h200_<name>.json, measured
+    """Each name a chapter draws in CPU mode ships as autograder/problems/chNN/h200_<name>.json, measured
     on an H200 with its versions, with at least two steps."""
     names = set()
     from pathlib import Path

@@ -190,6 +190,53 @@ def test_a_time_limit_is_processor_time_so_a_busy_machine_costs_no_grade(tmp_pat
     assert wall > 2.8, wall
 
 
+def _busy(seconds):
+    t = time.process_time()
+    while time.process_time() - t < seconds:
+        pass
+    from autograder.core.checks import Outcome
+    return Outcome()
+
+
+def test_a_forked_case_counts_processor_time_so_a_busy_machine_costs_no_grade():
+    """A CPU-mode case runs in a forked child (Problem.run): one needing 1 s of processor time
+    under a 1.5 s limit, kept off the processor for 2.5 s, must finish, not be called a hang."""
+    import threading
+
+    import psutil
+    from autograder.grading import problem
+
+    def starve():
+        time.sleep(0.3)
+        children = psutil.Process().children()
+        for c in children:
+            c.suspend()
+        time.sleep(2.5)
+        for c in children:
+            c.resume()
+
+    thread = threading.Thread(target=starve)
+    thread.start()
+    t0 = time.monotonic()
+    outcome = problem._run_forked(lambda: _busy(1.0), 1.5)
+    thread.join()
+    assert outcome.error_kind is None, outcome.error
+    assert time.monotonic() - t0 > 2.8
+
+
+@pytest.mark.parametrize("work, most", [
+    ("spin", 6.0),                      # computing for ever: stopped at 1 s of processor time
+    ("sleep", 3.0),                     # waiting for ever (a deadlock): stopped at 1 s of waiting
+])
+def test_a_forked_case_that_never_ends_is_stopped(work, most):
+    from autograder.grading import problem
+    job = (lambda: _busy(1e9)) if work == "spin" else (lambda: time.sleep(1e9))
+    t0 = time.monotonic()
+    outcome = problem._run_forked(job, 1.0)
+    assert outcome.error_kind == "hang" and "stopped after 1 s" in outcome.error
+    assert time.monotonic() - t0 < most
+
+
 def test_a_process_within_its_limits_is_left_alone(tmp_path):
     policy = sandbox.Policy(workdir=tmp_path)
     s = sandbox.Supervised([sys.executable, "-c", "print(sum(range(10)))"], policy, timeout=60,

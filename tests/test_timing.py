@@ -56,7 +56,7 @@ def test_speed_without_gpu_has_one_rule(monkeypatch):
     """Each place that grades a speed cell without a GPU has its default (an instructor's
     autograde: zero; a learner's self-grade and notebook: not applicable), an instructor's setting
     beats the default, the environment variable beats both, and a typo is an error."""
-    from autograder.problem import speed_without_gpu
+    from autograder.core.spec import speed_without_gpu
     monkeypatch.delenv("AAG_SPEED_WITHOUT_GPU", raising=False)
     assert speed_without_gpu("autograde") == "zero"
     assert speed_without_gpu("autograde", "full") == "full"

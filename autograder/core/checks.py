@@ -78,10 +78,14 @@ class Verdict:
         return text
 
 
-def _fmt(x) -> str:
+def fmt(x) -> str:
+    """A number as verdicts print it: 9 significant digits for floats, as is otherwise."""
     if isinstance(x, (float, np.floating)):
         return f"{float(x):.9g}"
     return str(x)
+
+
+_fmt = fmt   # the old name, for a chapter not yet moved to fmt
 
 
 def describe_exception(error: str, kind: str | None) -> str:
@@ -190,7 +194,7 @@ def _compare_array(problem, case, name, exp, got, tol) -> Verdict | None:
                        "check how each thread computes its index: "
                        "cuda.blockIdx.x * cuda.blockDim.x + cuda.threadIdx.x (or cuda.grid(1)).")
     message = (f"{nbad} of {n} elements are wrong; the first is {where}: expected "
-               f"{_fmt(flat_exp[first])}, got {_fmt(flat_got[first])} (allowed error "
+               f"{fmt(flat_exp[first])}, got {fmt(flat_got[first])} (allowed error "
                f"{tol[first]:.3g})")
     return Verdict(problem, False, case, message, _value_hint(flat_exp, flat_got, bad, first, tol),
                    index=first)

@@ -1,10 +1,11 @@
 """The judge: grades a notebook's exercises from outside the learner's process.
 
 For every grade cell that calls the course's checks (``ag.problems.ch02.vector_add.check(f)``,
-``check_hidden``, ``check_speed``), the judge
+``check_hidden``, ``check_speed``), in notebook order, the judge
 
-1. starts a fresh student process (:mod:`autograder.grading.runner`) in the sandbox, and has it run the
-   notebook's non-test code cells that come before that grade cell;
+1. has a student process (:mod:`autograder.grading.runner`) in the sandbox run the notebook's
+   non-test code cells that come before that grade cell: one process for the whole notebook,
+   running on from one grade cell to the next (:class:`Session`), started afresh after a crash;
 2. makes the cases itself: visible ones from the public seed, hidden ones from the instructor's
    secret mixed with the exercise's name (the student process never holds the secret);
 3. sends each case's inputs, receives the raw outputs, and compares them here with the float64
@@ -14,8 +15,8 @@ For every grade cell that calls the course's checks (``ag.problems.ch02.vector_a
    reference and the copy ceiling in this process with the same plan, and flags results faster
    than the memory system allows; the GPU is held under an exclusive lock meanwhile.
 
-A crash, ``os._exit``, a hang, an illegal memory access or a huge allocation ends only that
-exercise's student process; the verdict says so in plain words. Used by the nbgrader preprocessor
+A crash, ``os._exit``, a hang, an illegal memory access or a huge allocation fails only that
+exercise (the next one starts a fresh student process); the verdict says so in plain words. Used by the nbgrader preprocessor
 :class:`autograder.nbgrader_ext.JudgeSubmission` at autograde, and by ``aag grade`` for self-study.
 """
 
@@ -40,7 +41,8 @@ import numpy as np
 
 from autograder.grading import safe_files, sandbox, speed
 from autograder.core.checks import GUARD, Outcome, Verdict, describe_exception, is_poison
-from autograder.grading.problem import PROVENANCE_HINT, _stable_seed, with_provenance
+from autograder.core.spec import stable_seed
+from autograder.grading.problem import PROVENANCE_HINT, with_provenance
 from autograder.grading.runner import encode_scalars, problem_by_path, speed_inputs
 
 CHECK_KINDS = ("check", "check_hidden", "check_speed")
@@ -448,10 +450,57 @@ class StudentGone(Exception):
 
 # ---- judging one exercise ----------------------------------------------------------------------------
 
+class Session:
+    """One student process for a whole notebook: the exercises are judged in notebook order, and
+    the process that ran the cells before one grade cell runs on into the next, executing only
+    the cells in between, as a notebook's kernel does. Each exercise used to start a process of
+    its own and re-run every cell above it (a chapter's demos once per exercise).
+
+    What one exercise's grading leaves in the process cannot help a later one: its hidden inputs
+    are its own (drawn from its own seed), and its verdict was taken in the judge's process
+    before the next cells run. A process that died, hung or was stopped is not reused: the next
+    exercise starts a fresh one and runs every cell above it again, so a crash costs one restart.
+    Close it when done (``with Session() as session:``)."""
+
+    def __init__(self):
+        self.student: StudentProcess | None = None
+        self.ran: list[dict] = []            # the cells run in it, in order
+        self.cell_errors: list[dict] = []
+        self.notes: list[str] = []           # the copy report of its folder (links skipped)
+        self.started = 0                     # processes started: a crash or a hang restarts
+
+    def take(self, cells: list[dict]) -> tuple[StudentProcess | None, list[dict]]:
+        """The live process if it ran a prefix of ``cells``, and the cells it has still to run."""
+        student, self.student = self.student, None
+        if (student is not None and student.proc.proc.poll() is None and not student.proc.killed
+                and cells[:len(self.ran)] == self.ran):
+            return student, cells[len(self.ran):]
+        if student is not None:
+            student.close()
+        self.ran, self.cell_errors, self.notes = [], [], []
+        return None, cells
+
+    def keep(self, student: StudentProcess, cells: list[dict]) -> None:
+        self.student, self.ran = student, list(cells)
+
+    def close(self) -> None:
+        if self.student is not None:
+            self.student.close()
+            self.student = None
+
+    def __enter__(self) -> "Session":
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.close()
+
+
 def judge_exercise(cells: list[dict], checks: list[CheckCall], settings: Settings,
-                   grade_id: str = "", files_from: Path | None = None) -> CellResult:
-    """Run ``cells`` (the non-test code before the grade cell) in a fresh student process and
-    judge every check of the grade cell."""
+                   grade_id: str = "", files_from: Path | None = None,
+                   session: Session | None = None) -> CellResult:
+    """Run ``cells`` (the non-test code before the grade cell) in a student process and judge
+    every check of the grade cell: a fresh process, or the ``session``'s if it ran a prefix of
+    ``cells`` (then only the rest run)."""
     result = CellResult(grade_id, True)
     source = "\n".join(c["source"] for c in cells)
     result.flags = flags_in(source)
@@ -466,18 +515,27 @@ def judge_exercise(cells: list[dict], checks: list[CheckCall], settings: Setting
                    if not any(k.problem == c.problem and k.kind == kind for k in checks)]
         checks += speed
     needs_run = any(c.kind != "check_speed" for c in checks) or on_gpu()
+    own_session = session is None
+    session = Session() if own_session else session
     student = None
     try:
         if needs_run:
-            student = StudentProcess(settings, files_from)
-            result.flags += student.copy_report.notes()   # links or special files left behind
-            hello = student.receive("hello")
-            if hello.get("error"):
-                raise RuntimeError(f"the judge's student process failed to start:\n{hello['error']}")
-            executed = student.ask({"op": "exec", "cells": cells}, "executed",
+            student, todo = session.take(cells)
+            if student is None:
+                student = StudentProcess(settings, files_from)
+                session.started += 1
+                session.notes = student.copy_report.notes()   # links or special files left behind
+                hello = student.receive("hello")
+                if hello.get("error"):
+                    raise RuntimeError("the judge's student process failed to start:\n"
+                                       + hello["error"])
+            result.flags += session.notes
+            executed = student.ask({"op": "exec", "cells": todo}, "executed",
                                    allow=settings.exec_timeout)
-            result.details["cell_errors"] = executed["errors"]
+            session.cell_errors += executed["errors"]
+            result.details["cell_errors"] = list(session.cell_errors)
             result.details["sandboxed"] = student.sandboxed
+            result.details["cells_run"] = len(todo)
         for call in checks:
             problem = problem_by_path(call.problem)
             if call.kind == "check_speed":
@@ -493,31 +551,40 @@ def judge_exercise(cells: list[dict], checks: list[CheckCall], settings: Setting
                 result.passed, result.error = False, str(verdict)
                 break
             if student is not None and student.proc.proc.poll() is not None:
+                student.close()
                 student = None
     except StudentGone as gone:
         result.passed = False
         result.error = f"✗ {checks[0].problem.split('.')[1]}: {gone}"
-    finally:
         if student is not None:
             student.close()
+            student = None
+    finally:
+        if student is not None:
+            if student.proc.proc.poll() is None and not student.proc.killed:
+                session.keep(student, cells)
+            else:
+                student.close()
+        if own_session:
+            session.close()
     result.seconds = time.monotonic() - t0
     return result
 
 
 def _judge_other_warp_sizes(cells, problem, call: CheckCall, settings: Settings,
                             result: CellResult, files_from: Path | None) -> Verdict | None:
-    """For an exercise that asks for warp-size-portable code (``portability_cases``), graded on a
+    """For an exercise that asks for warp-size-portable code (``portable_warp_sizes``), graded on a
     GPU: a GPU runs one warp size only, so the hidden cases at the other warp sizes run in a
     second student process in CPU mode (the simulator with ``AAG_WARP_SIZE``), same cells. None
     when there is nothing to add (CPU mode already ran every warp size)."""
-    if not (on_gpu() and hasattr(problem, "portability_cases")):
+    if not (on_gpu() and problem.portable_warp_sizes):
         return None
     from autograder.machine import device
     here = int(device.current().warp_size)
     verdict = None
     for warp in [w for w in problem.portable_warp_sizes if w != here]:
         cases = problem.portability_cases(
-            warp, seed=_stable_seed(problem.name, settings.secret, "warp", str(warp)))
+            warp, seed=stable_seed(problem.name, settings.secret, "warp", str(warp)))
         student = StudentProcess(settings, files_from, backend="cpu",
                                  extra_env={"AAG_WARP_SIZE": str(warp)})
         try:
@@ -542,7 +609,7 @@ def _judge_other_warp_sizes(cells, problem, call: CheckCall, settings: Settings,
 
 def _cases(problem, call: CheckCall, settings: Settings):
     if call.kind == "check_hidden":
-        return problem.cases(hidden=True, seed=_stable_seed(problem.name, settings.secret, "hidden"))
+        return problem.cases(hidden=True, seed=stable_seed(problem.name, settings.secret, "hidden"))
     return problem.cases(hidden=False)
 
 
@@ -561,7 +628,7 @@ def _judge_cases(student: StudentProcess, problem, call: CheckCall, settings: Se
         arrays, scalars = encode_scalars(case.inputs)
         name = f"inputs-{call.kind}-{i}.npz"
         safe_files.save_npz(student.work, name, arrays)   # never through a link it left there
-        limit = problem._time_limit(case)
+        limit = problem.time_limit(case)
         try:
             msg = student.ask({"op": "case", "problem": call.problem, "func": call.func,
                                "size": case.size, "blocks": case.blocks, "threads": case.threads,
@@ -664,7 +731,7 @@ def _judge_speed(student, problem, call: CheckCall, settings: Settings,
     where = _size_text(problem, size)
     blocks, threads = problem.speed_shape(size)
     out_count = int(np.prod(next(iter(problem.outputs(size).values()))[0]))
-    rng = np.random.default_rng(_stable_seed(problem.name, settings.secret, "speed"))
+    rng = np.random.default_rng(stable_seed(problem.name, settings.secret, "speed"))
     nonce = int(rng.integers(1 << 62))
     contents, buffers, warmup = 3, 2, 3
     plan = [(int(rng.integers(contents)), int(rng.integers(buffers)))
@@ -704,7 +771,7 @@ def _judge_speed(student, problem, call: CheckCall, settings: Settings,
                 yours.append(msg["ms"])
         student.close()   # frees the GPU before the reference is timed in this process
         progress("timing the course reference")
-        ref_ms = _time_reference(problem, host, plan[warmup:], size, blocks, threads)
+        ref_ms = time_reference(problem, host, plan[warmup:], size, blocks, threads)
         progress("timing a copy of the same bytes")
         ceiling = timing.copy_ceiling(problem.bytes_moved(size))
         progress("the CPU baselines (measured once per machine, then cached)")
@@ -765,7 +832,7 @@ class LocalStudent:
         self.files: dict[str, dict] = {}
 
     def ask(self, obj: dict, expect: str, allow: float) -> dict:
-        from autograder.grading.problem import Case, as_size
+        from autograder.core.spec import Case, as_size
         from autograder.grading.runner import problem_by_path
         op = obj["op"]
         if op == "speed_setup":
@@ -840,9 +907,9 @@ def _check_sample(problem, inputs: dict, n: int, idx: np.ndarray, got: dict) -> 
     return ""
 
 
-def _time_reference(problem, host: list[dict], plan, size, blocks, threads) -> float:
+def time_reference(problem, host: list[dict], plan, size, blocks, threads) -> float:
     """The course reference, timed with the same harness and plan as the learner's code."""
-    from autograder.grading.problem import Case
+    from autograder.core.spec import Case
     from autograder.grading.runner import Harness
     harness = Harness()
     harness.speed_setup_from_host(problem, host, 1 + max(b for _, b in plan), size)
@@ -904,12 +971,14 @@ def cells_before(nb, index: int) -> list[dict]:
 
 def judge_notebook(nb, settings: Settings, files_from: Path | None = None,
                    progress=None) -> dict[str, CellResult]:
+    """Judge every grade cell of a notebook, in order, in one student process (:class:`Session`)."""
     results = {}
-    for index, grade_id, checks in grade_cells(nb):
-        if progress:
-            progress(grade_id)
-        results[grade_id] = judge_exercise(cells_before(nb, index), checks, settings, grade_id,
-                                           files_from)
+    with Session() as session:
+        for index, grade_id, checks in grade_cells(nb):
+            if progress:
+                progress(grade_id)
+            results[grade_id] = judge_exercise(cells_before(nb, index), checks, settings,
+                                               grade_id, files_from, session=session)
     return results
 
 

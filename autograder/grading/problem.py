@@ -8,7 +8,6 @@ A check is three steps kept apart so a judge can put them in different processes
 from __future__ import annotations
 
 import contextlib
-import hashlib
 import io
 import os
 import pickle
@@ -18,21 +17,16 @@ import sys
 import time
 import traceback
 import warnings
-from dataclasses import dataclass
 from typing import Any, Callable
 
 import numpy as np
 
 from autograder.machine import device
-from autograder.core.checks import (GENERIC_VALUE_HINT, GUARD, CheckFailed, Outcome, Verdict, _fmt, compare,
+from autograder.core.checks import (GENERIC_VALUE_HINT, GUARD, CheckFailed, Outcome, Verdict, fmt, compare,
                      is_poison, poison_value)
 
-from autograder.core.spec import (  # noqa: F401  (the spec types, re-exported for the chapters)
-    CHECK_TIMEOUT_ENV, HIDDEN_SEED_ENV, SPEED_WITHOUT_GPU, SPEED_WITHOUT_GPU_DEFAULT,
-    SPEED_WITHOUT_GPU_ENV, Baseline, Case, Sizes, SpeedBar, as_size, dims_text, speed_without_gpu,
-    stable_seed)
-
-_stable_seed = stable_seed   # the name the chapters used
+from autograder.core.spec import CHECK_TIMEOUT_ENV, HIDDEN_SEED_ENV, Case, Sizes, stable_seed
+from autograder.core.spec import Baseline, SpeedBar  # noqa: F401  (re-exported for the chapters)
 
 
 # The speed test a notebook's speed cell runs (Problem.check_speed). It is the judge's, and the
@@ -48,9 +42,22 @@ _hung_submissions: dict[int, str] = {}   # id(submission) -> message, so a hang 
 
 
 class Problem:
-    """An exercise. See the chapter modules in :mod:`autograder.problems` for real ones."""
+    """An exercise. See the chapter packages in :mod:`autograder.problems` for real ones.
+
+    Most exercises are a ``Problem(...)`` with functions passed in. An exercise that grades in
+    a way of its own subclasses it and overrides one of these methods, each with a default here;
+    the judge and its student process call only these (never ``hasattr``):
+
+    - :meth:`cases` -- the visible or hidden cases (draw the seed with :meth:`case_seed`);
+    - :meth:`portability_cases`, with :attr:`portable_warp_sizes` -- cases at another warp
+      size, for code that must not assume 32 (run in CPU mode when graded on a GPU);
+    - :meth:`time_limit` -- processor seconds one case may take;
+    - :meth:`run_here` -- one call of the learner's code on one case, in this process;
+    - :meth:`judge` -- the verdict on what one call returned (never calls learner code).
+    """
 
     path = ""   # "ch02.vector_add": set when autograder.problems discovers the chapters
+    portable_warp_sizes: tuple[int, ...] = ()   # warp sizes the code must be right at, if any
 
     def __init__(self, name: str, *, title: str, spec: Callable[..., dict[str, np.ndarray]],
                  make_inputs: Callable[[np.random.Generator, int], dict[str, Any]],
@@ -127,7 +134,7 @@ class Problem:
         everyone; hidden ones mix in the instructor's secret (``AAG_SECRET_SEED``). The one place
         it is derived: a problem with cases of its own calls this."""
         secret = os.environ.get(HIDDEN_SEED_ENV, "course-default") if hidden else "visible"
-        return _stable_seed(self.name, secret)
+        return stable_seed(self.name, secret)
 
     def cases(self, hidden: bool = False, seed: int | None = None) -> list[Case]:
         """Seeded cases: visible ones are the same for everyone; hidden ones mix in a secret."""
@@ -156,6 +163,10 @@ class Problem:
             cases.append(case)
         return cases
 
+    def portability_cases(self, warp: int, seed: int | None = None) -> list[Case]:
+        """Hidden cases run at warp size ``warp`` (one of :attr:`portable_warp_sizes`)."""
+        return []
+
     def sizes_text(self, cases: list[Case]) -> str:
         """The sizes of some cases, for a verdict: "n = 1025, 1023, 1" or the problem's labels."""
         if self.size_label:
@@ -169,9 +180,9 @@ class Problem:
         if hung:
             return Outcome(error=hung, error_kind="hang")
         if not device.current().is_gpu and hasattr(os, "fork") and not os.environ.get("AAG_NO_FORK"):
-            outcome = _run_forked(lambda: self._run_here(submission, case), self._time_limit(case))
+            outcome = _run_forked(lambda: self.run_here(submission, case), self.time_limit(case))
         else:
-            outcome = self._run_here(submission, case)
+            outcome = self.run_here(submission, case)
         if outcome.error_kind == "hang":
             _hung_submissions[id(submission)] = (
                 f"{outcome.error} (it hung on an earlier case too, so it was not run again)")
@@ -198,7 +209,9 @@ class Problem:
                 rec.add_input(name, value, must.get(name, True), decoy=True)
         return rec
 
-    def _time_limit(self, case: Case) -> float:
+    def time_limit(self, case: Case) -> float:
+        """Seconds of processor time one call on ``case`` may take (the judge's and the forked
+        run's limit; ``AAG_CHECK_TIMEOUT`` sets it for every case)."""
         if os.environ.get(CHECK_TIMEOUT_ENV):
             return float(os.environ[CHECK_TIMEOUT_ENV])
         if device.current().is_gpu:
@@ -209,7 +222,7 @@ class Problem:
         # The simulator runs roughly 10^4 threads per second on one core: allow a wide margin.
         return 20.0 + 2e-3 * case.thread_count
 
-    def _run_here(self, submission: Callable, case: Case, forget_inputs: bool = False) -> Outcome:
+    def run_here(self, submission: Callable, case: Case, forget_inputs: bool = False) -> Outcome:
         """One call of the submission on ``case``. ``forget_inputs``: drop the host copies of the
         inputs once they are on the device (the judge's student process, which never needs them
         again: learner code finds no host copy of them to compute from)."""
@@ -250,7 +263,7 @@ class Problem:
                     with provenance.recording(recorder) if recorder is not None else \
                             contextlib.nullcontext():
                         self.launch(submission, args, outs, case)
-                        _synchronize(self._time_limit(case))
+                        _synchronize(self.time_limit(case))
                 finally:
                     if recorder is not None and hasattr(recorder, "restore"):
                         recorder.restore()
@@ -337,8 +350,8 @@ class Problem:
             if isinstance(case.size, tuple):
                 at = _inputs_at_2d(case.inputs, verdict.index, next(iter(expected.values())).shape)
             else:
-                at = [f"{k}[{verdict.index}] = {_fmt(v[verdict.index])}" if isinstance(v, np.ndarray)
-                      and v.shape[:1] == (case.size,) else f"{k} = {_fmt(v)}"
+                at = [f"{k}[{verdict.index}] = {fmt(v[verdict.index])}" if isinstance(v, np.ndarray)
+                      and v.shape[:1] == (case.size,) else f"{k} = {fmt(v)}"
                       for k, v in case.inputs.items() if isinstance(v, (np.ndarray, np.floating))]
             if at:
                 verdict.message += "\n  inputs there: " + ", ".join(at)
@@ -433,9 +446,9 @@ def _inputs_at_2d(inputs: dict[str, Any], flat: int, out_shape: tuple[int, ...])
     at = []
     for k, v in inputs.items():
         if isinstance(v, np.ndarray) and v.ndim >= len(where) and v.shape[:len(where)] == out_shape:
-            at.append(f"{k}[{', '.join(map(str, where))}] = {_fmt(v[where])}")
+            at.append(f"{k}[{', '.join(map(str, where))}] = {fmt(v[where])}")
         elif isinstance(v, np.floating):
-            at.append(f"{k} = {_fmt(v)}")
+            at.append(f"{k} = {fmt(v)}")
     return at
 
 
@@ -462,9 +475,42 @@ def _synchronize(limit: float) -> None:
     cuda.synchronize()
 
 
+_POLL = 0.25     # seconds between looks at a forked run's processor time
+
+
+def _child_cpu_and_blocked(pid: int) -> tuple[float, bool]:
+    """The processor seconds a child has used, and whether every thread of it is waiting
+    (asleep: a deadlock, or a sleep; not running, ready to run, or stopped by a signal)."""
+    import psutil
+    try:
+        proc = psutil.Process(pid)
+        times = proc.cpu_times()
+        cpu = times.user + times.system
+    except psutil.Error:
+        return 0.0, False
+    try:
+        states = []
+        for tid in os.listdir(f"/proc/{pid}/task"):
+            with open(f"/proc/{pid}/task/{tid}/stat") as f:
+                states.append(f.read().rsplit(")", 1)[1].split()[0])
+        return cpu, bool(states) and all(state in "SD" for state in states)
+    except OSError:                  # no /proc (macOS): the process's own state
+        try:
+            return cpu, proc.status() in (psutil.STATUS_SLEEPING, psutil.STATUS_DISK_SLEEP)
+        except psutil.Error:
+            return cpu, False
+
+
 def _run_forked(work: Callable[[], Outcome], limit: float) -> Outcome:
     """Run ``work`` in a forked child with a time limit (CPU mode only: the simulator is plain
-    Python, so a hung kernel can only be stopped by ending the process that runs it)."""
+    Python, so a hung kernel can only be stopped by ending the process that runs it).
+
+    The limit is processor time (:class:`~autograder.grading.sandbox.TimeBudget`): a case that
+    needs ``limit`` seconds of one core is not stopped early because the machine is busy. A child
+    whose threads all wait (a deadlock at a barrier: the simulator's threads sleep) is stopped
+    once ``limit`` seconds of wall time have passed, since waiting longer would change nothing."""
+    from autograder.grading.sandbox import TimeBudget
+
     read_fd, write_fd = os.pipe()
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", DeprecationWarning)  # "multi-threaded, use of fork()"
@@ -485,15 +531,19 @@ def _run_forked(work: Callable[[], Outcome], limit: float) -> Outcome:
             pipe.write(payload)
         os._exit(code)
     os.close(write_fd)
-    chunks, deadline = [], time.monotonic() + limit
+    chunks, budget, waiting = [], TimeBudget(limit), 0
     with os.fdopen(read_fd, "rb") as pipe:
         while True:
-            remaining = deadline - time.monotonic()
-            ready, _, _ = select.select([pipe], [], [], max(remaining, 0))
+            ready, _, _ = select.select([pipe], [], [], _POLL)
             if not ready:
-                os.kill(pid, signal.SIGKILL)
-                os.waitpid(pid, 0)
-                return Outcome(error=f"the run was stopped after {limit:.0f} s", error_kind="hang")
+                cpu, blocked = _child_cpu_and_blocked(pid)
+                waiting = waiting + 1 if blocked else 0
+                if budget.passed(cpu) or (time.monotonic() > budget.wall_limit and waiting >= 2):
+                    os.kill(pid, signal.SIGKILL)
+                    os.waitpid(pid, 0)
+                    return Outcome(error=f"the run was stopped after {limit:.0f} s",
+                                   error_kind="hang")
+                continue
             chunk = os.read(pipe.fileno(), 1 << 20)
             if not chunk:
                 break

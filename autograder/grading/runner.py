@@ -1,7 +1,7 @@
 """The student side of the judge: runs a submission's cells and calls its code on given inputs.
 
-Started by :mod:`autograder.judge` inside the sandbox (``python -m autograder.runner``), once per
-judged exercise. It never sees the secret seed or an expected result: it receives inputs, runs the
+Started by :mod:`autograder.judge` inside the sandbox, once per judged notebook (its cells arrive
+in notebook order, the cases of each exercise after the cells above its grade cell). It never sees the secret seed or an expected result: it receives inputs, runs the
 learner's code on outputs it filled with NaN, and sends the raw outputs back for the judge to
 compare in its own process.
 
@@ -198,7 +198,7 @@ class Harness:
         problem = copy.copy(problem)
         problem.launch = self.recorded(problem.launch)
         self.reset_counts()
-        return problem._run_here(submission, case, forget_inputs=forget_inputs)
+        return problem.run_here(submission, case, forget_inputs=forget_inputs)
 
     # -- speed (GPU only) -------------------------------------------------------------------------
     def speed_setup(self, problem, size, nonce: int, contents: int, buffers: int) -> None:
@@ -415,10 +415,10 @@ def main() -> None:
                     sources.append(cell["source"])
             # Named (with the failing cell's source, kept here) if the exercise's function turns
             # out to be missing.
-            cell_errors = [dict(e, source=src) for e, src in zip(errors, sources)]
+            cell_errors += [dict(e, source=src) for e, src in zip(errors, sources)]
             send({"op": "executed", "errors": errors})
         elif op == "case":
-            from autograder.grading.problem import Case, as_size
+            from autograder.core.spec import Case, as_size
             problem = problem_by_path(msg["problem"])
             with np.load(msg["inputs"], allow_pickle=False) as data:
                 inputs = {k: data[k] for k in data.files}
@@ -448,12 +448,12 @@ def main() -> None:
                 break   # the CUDA context may be unusable now: the judge starts a fresh process
         elif op == "speed_setup":
             problem = problem_by_path(msg["problem"])
-            from autograder.grading.problem import as_size
+            from autograder.core.spec import as_size
             harness.speed_setup(problem, as_size(msg["size"]), msg["nonce"], msg["contents"],
                                 msg["buffers"])
             send({"op": "speed_ready"})
         elif op == "timed":
-            from autograder.grading.problem import Case, as_size
+            from autograder.core.spec import Case, as_size
             problem = problem_by_path(msg["problem"])
             case = Case(size=as_size(msg["size"]), inputs={}, blocks=as_size(msg["blocks"]),
                         threads=as_size(msg["threads"]))

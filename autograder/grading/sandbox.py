@@ -83,7 +83,7 @@ def unavailable_reason() -> str | None:
             probe = subprocess.run(command(["/bin/true"], Policy(workdir=Path("/"), gpu=False,
                                                                  python=False)),
                                    capture_output=True, text=True, timeout=30,
-                                   preexec_fn=_child_limits)
+                                   preexec_fn=child_limits)
             reason = None if probe.returncode == 0 else (
                 f"bubblewrap cannot create a sandbox here: {probe.stderr.strip()[:300]} (user "
                 "namespaces may be disabled: sysctl kernel.unprivileged_userns_clone=1, or on "
@@ -231,7 +231,7 @@ def _root_only(trees: tuple[Path, ...]) -> list[str]:
     return found
 
 
-def _child_limits() -> None:  # runs in the child before exec: no core files, bounded file sizes
+def child_limits() -> None:  # runs in the child before exec: no core files, bounded file sizes
     resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
     resource.setrlimit(resource.RLIMIT_FSIZE, (4 << 30, 4 << 30))
 
@@ -403,7 +403,7 @@ class Supervised:
         self.killed: str | None = None          # "time", "memory" or "processes"
         cmd = command(argv, policy) if policy is not None else list(argv)
         self.start = time.monotonic()
-        self.proc = subprocess.Popen(cmd, preexec_fn=_child_limits, **popen)
+        self.proc = subprocess.Popen(cmd, preexec_fn=child_limits, **popen)
         self._budget = TimeBudget(timeout)
         self._dog = Watchdog(self.proc.pid, memory_bytes=memory_bytes,
                              max_processes=max_processes, on_limit=self._limit,

@@ -12,7 +12,7 @@ from pathlib import Path
 import numpy as np
 
 from autograder.machine import device, timing
-from autograder.core.spec import SpeedBar, speed_without_gpu
+from autograder.core.spec import SpeedBar
 from autograder.machine.timing import SPEED_BARS_ENV, Stats
 
 

@@ -38,7 +38,12 @@ def copy_cost(launcher, sizes=None, repeats: int = 10) -> list[dict]:
 
 
 def recorded(name: str) -> dict:
-    """Results the course measured on its reference GPU (shipped with the package)."""
+    """Results the course measured on its reference GPU (shipped with the package): a chapter's
+    in its folder (``h200_ch05_matmul``), the course's own in ``autograder/data/``."""
+    from autograder.problems import recorded_file
+    path = recorded_file(name)
+    if path is not None:
+        return json.loads(path.read_text())
     return json.loads(resources.files("autograder.data").joinpath(f"{name}.json").read_text())
 
 
@@ -59,18 +64,18 @@ def steps(name: str, rows=None, *, reference=None, bounds: dict | None = None,
     With ``rows`` (on a GPU, what the cell just measured): draws them. When the environment
     variable ``AAG_RECORD`` names a folder (the course's own runs on its reference GPU), the rows
     are also written there as ``<device>_<name>.json`` with the device and versions, to be shipped
-    in ``autograder/data/`` for learners without a GPU.
+    in the chapter's folder for learners without a GPU.
 
     Without ``rows`` (CPU mode): draws what the course measured on its reference GPU
-    (``autograder/data/h200_<name>.json``), titled with the device."""
-    from autograder.learner.visual.plots import _pick_references, as_rows, speedup_steps
+    (``autograder/problems/chNN/h200_<name>.json``), titled with the device."""
+    from autograder.learner.visual.plots import pick_references, as_rows, speedup_steps
 
     if rows is None:
         kept = recorded(f"{REFERENCE_GPU}_{name}")
         return speedup_steps(kept["rows"], kept["reference"] or None, bounds=kept["bounds"],
                              over=kept.get("over", over),
                              title=f"{kept['title']}: measured by the course on {kept['device']}")
-    rows, refs = _pick_references(as_rows(rows), reference)       # a label moves a row out
+    rows, refs = pick_references(as_rows(rows), reference)       # a label moves a row out
     bounds = {str(k): float(v) for k, v in (bounds or {}).items()}
     folder = os.environ.get("AAG_RECORD", "").strip()
     if folder:

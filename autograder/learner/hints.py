@@ -6,8 +6,8 @@
 
 ``ag.hint("saxpy")`` shows the next rung each time it is called, in a widget with a "next hint"
 button (CSS classes ``aag-visual aag-visual-hints``); without a widget frontend it shows the same
-rungs as HTML or text. The ladders live in ``autograder/data/hints/chNN.toml``, one table per
-exercise, named as in :data:`autograder.problems.ALL`.
+rungs as HTML or text. The ladders live in each chapter's package, ``autograder/problems/chNN/
+hints.toml``, one table per exercise, named as in :data:`autograder.problems.ALL`.
 """
 
 from __future__ import annotations
@@ -17,9 +17,7 @@ import html
 import textwrap
 import tomllib
 from dataclasses import dataclass
-from pathlib import Path
 
-HINTS_DIR = Path(__file__).resolve().parents[1] / "data" / "hints"
 RUNGS = (("think", "What to think about"), ("read", "Where it is explained"),
          ("skeleton", "A skeleton (fill in the blanks)"))
 
@@ -43,7 +41,8 @@ def ladders() -> dict[str, list[Rung]]:
     """Every exercise's ladder, read from the chapter files (cached)."""
     if "all" not in _cache:
         found: dict[str, list[Rung]] = {}
-        for path in sorted(HINTS_DIR.glob("ch*.toml")):
+        from autograder.problems import REGISTRY
+        for path in (c.hints_file for c in REGISTRY.values() if c.hints_file.is_file()):
             data = tomllib.loads(path.read_text(encoding="utf-8"))
             for name, table in data.items():
                 if name in found:

@@ -12,14 +12,12 @@ import argparse
 import copy
 import json
 import os
-import platform
 import sys
-from importlib import metadata
 
 import numpy as np
 
 from autograder.grading import speed
-from autograder.machine import device, timing
+from autograder.machine import timing
 from autograder.machine.facts import gpu_facts as _device_facts
 from autograder.machine.facts import peak_fp32_flops
 from autograder.machine.facts import versions as _versions
@@ -91,21 +89,13 @@ def bench_vector_add(n: int, repeats: int) -> dict:
 
 # ---- every reference kernel with a speed test -------------------------------------------------
 
-def _variants(problem) -> dict:
-    """Extra kernels a chapter module lists for `aag bench` beside the problem's reference."""
-    from autograder.problems import CHAPTERS
-    for module in CHAPTERS:
-        if problem in getattr(module, "PROBLEMS", ()):
-            return getattr(module, "BENCH_VARIANTS", {}).get(problem.name, {})
-    return {}
-
-
 def bench_problem(problem, repeats: int = 20, seed: int = 0) -> dict:
     """The course reference of one exercise at its speed-test size, timed exactly as the speed
     test times it (same harness: fresh inputs per call, poisoned outputs, L2 flushed), next to
     a copy of the same bytes, the vendor library (CuPy) where it has the operation, and the CPU
     baselines. Returns a row of numbers."""
-    from autograder.grading.judge import _time_reference
+    from autograder.grading.judge import time_reference
+    from autograder.problems import bench_variants
     from autograder.grading.runner import Harness, speed_inputs
     size = problem.gpu_sizes.speed
     blocks, threads = problem.speed_shape(size)
@@ -116,7 +106,7 @@ def bench_problem(problem, repeats: int = 20, seed: int = 0) -> dict:
     verdict = problem.verdict(problem.reference_kernel(), problem.cases())
     if not verdict.passed:
         raise RuntimeError(f"the reference kernel of {problem.name} is wrong: {verdict}")
-    ref_ms = _time_reference(problem, host, plan, size, blocks, threads)
+    ref_ms = time_reference(problem, host, plan, size, blocks, threads)
     nbytes = problem.bytes_moved(size)
     flops = problem.flops(size) if problem.flops else 0
     row = {"problem": problem.name, "title": problem.title, "size": size,
@@ -124,13 +114,13 @@ def bench_problem(problem, repeats: int = 20, seed: int = 0) -> dict:
            "reference_ms": ref_ms}
     ceiling = timing.copy_ceiling(nbytes)
     row["copy_ms"], row["copy_label"] = ceiling.median_ms, ceiling.label
-    for label, factory in _variants(problem).items():
+    for label, factory in bench_variants(problem).items():
         variant = copy.copy(problem)
         variant.reference = factory
         verdict = problem.verdict(factory(), problem.cases())
         if not verdict.passed:
             raise RuntimeError(f"the bench kernel {label!r} of {problem.name} is wrong: {verdict}")
-        row.setdefault("variants", {})[label] = _time_reference(variant, host, plan, size, blocks,
+        row.setdefault("variants", {})[label] = time_reference(variant, host, plan, size, blocks,
                                                                 threads)
     if problem.vendor is not None:
         try:
@@ -179,7 +169,7 @@ def _fmt_table(result: dict) -> str:
     best_cpu = {b.label: b for b in result["cpu"]}
     lines = [f"vector add fp32, n = {result['n']:,} ({result['bytes'] / 1e9:.2f} GB per call, "
              f"12 B/element)",
-             f"| kernel | time (ms) | GB/s | of copy ceiling | " +
+             "| kernel | time (ms) | GB/s | of copy ceiling | " +
              " | ".join(f"speedup vs {k}" for k in best_cpu) + " |",
              "|---|---|---|---|" + "---|" * len(best_cpu)]
     for s in [ceil] + result["gpu"]:

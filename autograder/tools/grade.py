@@ -12,7 +12,7 @@ from pathlib import Path
 
 from autograder.grading import sandbox
 from autograder.grading.judge import (CHECK_KINDS, CellResult, CheckCall, Settings,
-                                      cells_before, grade_cells, judge_exercise, on_gpu,
+                                      Session, cells_before, grade_cells, judge_exercise, on_gpu,
                                       parse_checks)
 
 def with_hidden(checks: list[CheckCall]) -> list[CheckCall]:
@@ -110,7 +110,7 @@ def main(argv: list[str] | None = None) -> int:
         print(f"aag grade: no notebook at {args.notebook}", file=sys.stderr)
         return 2
     nb = nbformat.read(str(args.notebook), as_version=4)
-    from autograder.grading.problem import speed_without_gpu
+    from autograder.core.spec import speed_without_gpu
     settings = Settings(sandbox="off" if args.no_sandbox else "auto",
                         speed_without_gpu=speed_without_gpu("self-grade"), protected=())
     if not args.no_sandbox and sandbox.unavailable_reason() and not args.json:
@@ -133,31 +133,32 @@ def main(argv: list[str] | None = None) -> int:
     results, total, earned, points_of, skipped = {}, 0.0, 0.0, {}, []
     from autograder.core.progress import Progress
     bar = Progress(len(rows), "aag grade", mode="off" if args.json else None, leave=False)
-    for number, (index, grade_id, checks, points, why) in enumerate(rows, 1):
-        bar.begin(grade_id)
-        settings.progress = lambda text, g=grade_id: bar.say(f"{g}: {text}")
-        if not on_gpu() and all(c.kind == "check_speed" for c in checks) and \
-                settings.speed_without_gpu == "not-applicable":
+    with Session() as session:   # one student process for the notebook, as in autograde
+        for number, (index, grade_id, checks, points, why) in enumerate(rows, 1):
+            bar.begin(grade_id)
+            settings.progress = lambda text, g=grade_id: bar.say(f"{g}: {text}")
+            if not on_gpu() and all(c.kind == "check_speed" for c in checks) and \
+                    settings.speed_without_gpu == "not-applicable":
+                if not args.json:
+                    bar.write(f"[{number}/{len(rows)}] {grade_id} ({points:g} pt): needs a GPU to "
+                              "time anything; not applicable here, left out of the total")
+                skipped.append(grade_id)
+                continue
+            if why:
+                result = CellResult(grade_id, False, error=why)
+            else:
+                result = judge_exercise(cells_before(nb, index), with_hidden(checks), settings,
+                                        grade_id, args.notebook.parent, session=session)
+            results[grade_id], points_of[grade_id] = result, points
+            total += points
+            earned += points * result.passed
             if not args.json:
-                bar.write(f"[{number}/{len(rows)}] {grade_id} ({points:g} pt): needs a GPU to "
-                          "time anything; not applicable here, left out of the total")
-            skipped.append(grade_id)
-            continue
-        if why:
-            result = CellResult(grade_id, False, error=why)
-        else:
-            result = judge_exercise(cells_before(nb, index), with_hidden(checks), settings,
-                                    grade_id, args.notebook.parent)
-        results[grade_id], points_of[grade_id] = result, points
-        total += points
-        earned += points * result.passed
-        if not args.json:
-            lines = [f"[{number}/{len(rows)}] {grade_id} ({points:g} pt) "
-                     f"{'✓' if result.passed else '✗'} {result.seconds:.1f} s"]
-            lines += ["    " + line for line in result.lines]
-            if not result.passed:
-                lines.append("    " + result.error.replace("\n", "\n    "))
-            bar.write("\n".join(lines))
+                lines = [f"[{number}/{len(rows)}] {grade_id} ({points:g} pt) "
+                         f"{'✓' if result.passed else '✗'} {result.seconds:.1f} s"]
+                lines += ["    " + line for line in result.lines]
+                if not result.passed:
+                    lines.append("    " + result.error.replace("\n", "\n    "))
+                bar.write("\n".join(lines))
     bar.close()
     if args.json:
         report = {g: {"passed": r.passed, "verdicts": r.lines, "error": r.error,

@@ -795,7 +795,7 @@ else:
 # | **thread coarsening** | less redundant work per element, more independent work per thread | give each thread several outputs; keep its partial results in registers | the 4-element transpose, the 8 × 8 register tile |
 #
 # Two points that are Numba's own, visible in the course's reference kernels
-# (`autograder/problems/ch06.py`):
+# (`autograder/problems/ch06/references.py`):
 #
 # - **Shapes of shared and local arrays must be compile-time constants**: module-level names
 #   such as `TILE_PAD`, not expressions such as `TILE + 1` (the simulator accepts both; the GPU

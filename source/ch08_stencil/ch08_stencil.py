@@ -780,8 +780,8 @@ except ag.timing.NeedsGPU as why:
 # - GPU MODE lecture 4 (compute and memory basics) and lecture 8 (CUDA performance checklist:
 #   coalescing, occupancy, thread coarsening, tiling to reuse data).
 # - Memory-level parallelism: a kernel needs roughly bandwidth × latency bytes in flight (Little's
-#   law) to keep the memory busy; the course's reference kernel (`autograder/problems/ch08.py`,
-#   `reference_coarsened`) issues each thread's loads four planes ahead for that reason.
+#   law) to keep the memory busy; the course's reference kernel (`reference_coarsened` in
+#   `autograder/problems/ch08/references.py`) issues each thread's loads four planes ahead for that reason.
 #   Temporal blocking (several time steps of the stencil per sweep, while a tile is on chip) is
 #   how stencil codes go past the one-read-one-write bound.
 # - **On AMD (HIP):** shared memory is the **LDS** (64 KB per compute unit on the MI200 and MI300

@@ -616,7 +616,8 @@ ag.problems.ch10.warp_sums.check_hidden(warp_sums_kernel)
 # accumulators so that no addition waits for another, then a plain loop for the rest, and `v =
 # (a0 + a1) + (a2 + a3)`. (Numba's compiler often unrolls a simple loop by itself; measure both.)
 # The course's reference goes one step further: it reads the float32 array as 8-byte pairs (half
-# as many load instructions); its source is `ch10.reference_sum` in `autograder/problems/ch10.py`.
+# as many load instructions); its source is `ch10.reference_sum` in
+# `autograder/problems/ch10/references.py`.
 #
 # **How the check launches it.** Two to four blocks of 128 threads (hidden: 64, 128 or 256) for up
 # to 3000 values: every thread loops. **What the check does**: the float64 sum, with the allowed

@@ -807,9 +807,9 @@ plt.show()
 # (hidden: 32 or 64); 2600 elements are 6 tiles, then less than one tile, then 1 element. It
 # checks that the blocks took exactly one ticket each, and the values as in 11.4. **The speed
 # test** times it on 2²⁸ elements against the course's single-pass kernel, whose look-back reads
-# 32 earlier tiles at once (see `ch11._single_pass_kernel`): you need at least 30% of its speed
-# (a look-back that reads one tile at a time reached 39% in the H200's speed test) and 5× the
-# CPU scan.
+# 32 earlier tiles at once (see `_single_pass_kernel` in `autograder/problems/ch11/references.py`):
+# you need at least 30% of its speed (a look-back that reads one tile at a time reached 39% in the
+# H200's speed test) and 5× the CPU scan.
 
 # %% nbgrader={"grade": false, "grade_id": "scan_single_pass_solution", "locked": false, "schema_version": 3, "solution": true, "task": false}
 @cuda.jit

@@ -568,8 +568,9 @@ ag.problems.ch12.merge_tiled.check_speed(merge_tiled_kernel)
 # mask when `TILE` is a power of two). Every index into `sA` and `sB` goes through the ring, so
 # co-rank needs a version that reads `R[(head + i) % TILE]`. The hatched parts of the picture
 # above are what such a kernel loads: each key once. The course's version is
-# `ch12.reference_circular()` (in `autograder/problems/ch12.py`); the measurements below time it
-# beside yours, and a stretch exercise at the end of the chapter asks you to write your own.
+# `ch12.reference_circular()` (in `autograder/problems/ch12/references.py`); the measurements
+# below time it beside yours, and a stretch exercise at the end of the chapter asks you to write
+# your own.
 #
 # ## Measure all of them (on a GPU)
 #

@@ -1,7 +1,11 @@
-"""A bank of learner submissions for the chapter 1-5 exercises: correct ones, plain bugs, exploits.
+"""A bank of learner submissions for the course's exercises: correct ones, plain bugs, exploits.
 
-Each file ``tests/bank/<exercise>/<kind>_<name>.py`` is the source of ONE solution cell, exactly as
-a learner would type it into the exercise's solution cell. A grading test assembles it into a tiny
+Each file ``tests/bank/<chapter>/<exercise>/<kind>_<name>.py`` (``<chapter>`` named as its folder
+in ``source/``, e.g. ``ch02_data_parallel``) is the source of ONE solution cell, exactly as a
+learner would type it into the exercise's solution cell. Beside the exercises' folders, the
+chapter's ``naive.py`` holds the naive checks its exploits beat (:mod:`bank.naive`). The table
+of exercises (:data:`EXERCISES`) is read from the chapters' sources, so a chapter adds only its
+own folder here. A grading test assembles it into a tiny
 notebook: ``SETUP`` + the entry + the chapter's real test cell (:func:`grading_cell`).
 
 A file starts with header comment lines (all other lines are the learner's code)::
@@ -33,153 +37,48 @@ ROOT = BANK.parents[1]                 # the repository
 
 SETUP = "import numpy as np\nfrom numba import cuda\nimport autograder as ag\n"
 
-EXERCISES = {
-    "amdahl": dict(chapter="ch01_introduction", module="ch01", problem="amdahl",
-                   func="amdahl_speedup", test_id="amdahl_test", solution_id="amdahl_solution",
-                   speed_id=None),
-    "thread_ids": dict(chapter="ch01_introduction", module="ch01", problem="thread_ids",
-                       func="thread_ids", test_id="thread_ids_test",
-                       solution_id="thread_ids_solution", speed_id=None),
-    "saxpy": dict(chapter="ch01_introduction", module="ch01", problem="saxpy", func="saxpy",
-                  test_id="saxpy_test", solution_id="saxpy_solution", speed_id=None),
-    "vector_add": dict(chapter="ch02_data_parallel", module="ch02", problem="vector_add",
-                       func="add_vectors", test_id="vector_add_test",
-                       solution_id="vector_add_solution", speed_id=None),
-    "grid_stride": dict(chapter="ch02_data_parallel", module="ch02",
-                        problem="vector_add_grid_stride", func="vector_add_grid_stride",
-                        test_id="grid_stride_test", solution_id="grid_stride_solution",
-                        speed_id="grid_stride_speed"),
-    "rgb_to_gray": dict(chapter="ch03_multidimensional", module="ch03", problem="rgb_to_gray",
-                        func="rgb_to_gray_kernel", test_id="rgb_to_gray_test",
-                        solution_id="rgb_to_gray_solution", speed_id="rgb_to_gray_speed"),
-    "blur": dict(chapter="ch03_multidimensional", module="ch03", problem="blur",
-                 func="blur_kernel", test_id="blur_test", solution_id="blur_solution",
-                 speed_id="blur_speed"),
-    "matmul_naive": dict(chapter="ch03_multidimensional", module="ch03", problem="matmul_naive",
-                         func="matmul_kernel", test_id="matmul_naive_test",
-                         solution_id="matmul_naive_solution", speed_id=None),
-    "image_time_bound": dict(chapter="ch03_multidimensional", module="ch03",
-                             problem="image_time_bound", func="image_time_bound",
-                             test_id="image_time_bound_test",
-                             solution_id="image_time_bound_solution", speed_id=None),
-    "tiled_matmul": dict(chapter="ch05_memory_locality", module="ch05", problem="tiled_matmul",
-                         func="tiled_matmul_kernel", test_id="tiled_matmul_test",
-                         solution_id="tiled_matmul_solution", speed_id="tiled_matmul_speed"),
-    "matmul_time_bound": dict(chapter="ch05_memory_locality", module="ch05",
-                              problem="matmul_time_bound", func="matmul_time_bound",
-                              test_id="matmul_time_bound_test",
-                              solution_id="matmul_time_bound_solution", speed_id=None),
-    # ---- chapter 4 ----
-    "peak_figures": dict(chapter="ch04_architecture", module="ch04", problem="peak_figures",
-                         func="peak_figures", test_id="peak_figures_test",
-                         solution_id="peak_figures_solution", speed_id=None),
-    "divergent": dict(chapter="ch04_architecture", module="ch04", problem="divergent",
-                      func="divergent_kernel", test_id="divergent_test",
-                      solution_id="divergent_solution", speed_id=None),
-    "uniform": dict(chapter="ch04_architecture", module="ch04", problem="uniform",
-                    func="uniform_kernel", test_id="uniform_test", solution_id="uniform_solution",
-                    speed_id="uniform_speed"),
-    "occupancy": dict(chapter="ch04_architecture", module="ch04", problem="occupancy",
-                      func="occupancy", test_id="occupancy_test", solution_id="occupancy_solution",
-                      speed_id=None),
-    # ---- chapter 6 ----
-    "transpose_naive": dict(chapter="ch06_performance", module="ch06", problem="transpose_naive",
-                            func="transpose_naive_kernel", test_id="transpose_naive_test",
-                            solution_id="transpose_naive_solution", speed_id=None),
-    "sectors_per_warp": dict(chapter="ch06_performance", module="ch06",
-                             problem="sectors_per_warp", func="sectors_per_warp",
-                             test_id="sectors_per_warp_test",
-                             solution_id="sectors_per_warp_solution", speed_id=None),
-    "transpose_tiled": dict(chapter="ch06_performance", module="ch06", problem="transpose_tiled",
-                            func="transpose_tiled_kernel", test_id="transpose_tiled_test",
-                            solution_id="transpose_tiled_solution",
-                            speed_id="transpose_tiled_speed"),
-    "matmul_register_tiled": dict(chapter="ch06_performance", module="ch06",
-                                  problem="matmul_register_tiled",
-                                  func="matmul_register_tiled_kernel",
-                                  test_id="matmul_register_tiled_test",
-                                  solution_id="matmul_register_tiled_solution",
-                                  speed_id="matmul_register_tiled_speed"),
-    # ---- chapter 7 ----
-    "conv2d_basic": dict(chapter="ch07_convolution", module="ch07", problem="conv2d_basic",
-                         func="conv2d_basic_kernel", test_id="conv2d_basic_test",
-                         solution_id="conv2d_basic_solution", speed_id=None),
-    "conv2d_constant": dict(chapter="ch07_convolution", module="ch07", problem="conv2d_constant",
-                            func="make_conv2d_constant", test_id="conv2d_constant_test",
-                            solution_id="conv2d_constant_solution", speed_id=None),
-    "conv2d_tiled": dict(chapter="ch07_convolution", module="ch07", problem="conv2d_tiled",
-                         func="make_conv2d_tiled", test_id="conv2d_tiled_test",
-                         solution_id="conv2d_tiled_solution", speed_id="conv2d_tiled_speed"),
-    "conv_time_bounds": dict(chapter="ch07_convolution", module="ch07", problem="conv_time_bounds",
-                             func="conv_time_bounds", test_id="conv_time_bounds_test",
-                             solution_id="conv_time_bounds_solution", speed_id=None),
-    # ---- chapter 8 ----
-    "stencil_basic": dict(chapter="ch08_stencil", module="ch08", problem="stencil_basic",
-                          func="stencil_basic_kernel", test_id="stencil_basic_test",
-                          solution_id="stencil_basic_solution", speed_id=None),
-    "stencil_intensity": dict(chapter="ch08_stencil", module="ch08", problem="stencil_intensity",
-                              func="stencil_intensity", test_id="stencil_intensity_test",
-                              solution_id="stencil_intensity_solution", speed_id=None),
-    "stencil_tiled": dict(chapter="ch08_stencil", module="ch08", problem="stencil_tiled",
-                          func="stencil_tiled_kernel", test_id="stencil_tiled_test",
-                          solution_id="stencil_tiled_solution", speed_id=None),
-    "stencil_coarsened": dict(chapter="ch08_stencil", module="ch08", problem="stencil_coarsened",
-                              func="stencil_coarsened_kernel", test_id="stencil_coarsened_test",
-                              solution_id="stencil_coarsened_solution",
-                              speed_id="stencil_coarsened_speed"),
-    # ---- chapter 9 ----
-    "histogram_global": dict(chapter="ch09_histogram", module="ch09", problem="histogram_global",
-                             func="histogram_global_kernel", test_id="histogram_global_test",
-                             solution_id="histogram_global_solution", speed_id=None),
-    "histogram_private": dict(chapter="ch09_histogram", module="ch09",
-                              problem="histogram_private", func="histogram_private_kernel",
-                              test_id="histogram_private_test",
-                              solution_id="histogram_private_solution",
-                              speed_id="histogram_private_speed"),
-    "histogram_aggregate": dict(chapter="ch09_histogram", module="ch09",
-                                problem="histogram_aggregate", func="histogram_aggregate_kernel",
-                                test_id="histogram_aggregate_test",
-                                solution_id="histogram_aggregate_solution",
-                                speed_id="histogram_aggregate_speed"),
-    "histogram_time_bound": dict(chapter="ch09_histogram", module="ch09",
-                                 problem="histogram_time_bound", func="histogram_time_bound",
-                                 test_id="histogram_time_bound_test",
-                                 solution_id="histogram_time_bound_solution", speed_id=None),
-    # ---- chapter 10 ----
-    "reduce_tree": dict(chapter="ch10_reduction", module="ch10", problem="reduce_tree",
-                        func="reduce_tree_kernel", test_id="reduce_tree_test",
-                        solution_id="reduce_tree_solution", speed_id=None),
-    "warp_sums": dict(chapter="ch10_reduction", module="ch10", problem="warp_sums",
-                      func="warp_sums_kernel", test_id="warp_sums_test",
-                      solution_id="warp_sums_solution", speed_id=None),
-    "reduce_sum": dict(chapter="ch10_reduction", module="ch10", problem="reduce_sum",
-                       func="reduce_sum_kernel", test_id="reduce_sum_test",
-                       solution_id="reduce_sum_solution", speed_id="reduce_sum_speed"),
-    "reduce_time_bound": dict(chapter="ch10_reduction", module="ch10",
-                              problem="reduce_time_bound", func="reduce_time_bound",
-                              test_id="reduce_time_bound_test",
-                              solution_id="reduce_time_bound_solution", speed_id=None),
-    # ---- chapter 11 ----
-    "kogge_stone": dict(chapter="ch11_scan", module="ch11", problem="kogge_stone",
-                        func="kogge_stone_kernel", test_id="kogge_stone_test",
-                        solution_id="kogge_stone_solution", speed_id=None),
-    "scan_hierarchical": dict(chapter="ch11_scan", module="ch11", problem="scan_hierarchical",
-                              func="scan_hierarchical", test_id="scan_hierarchical_test",
-                              solution_id="scan_hierarchical_solution",
-                              speed_id="scan_hierarchical_speed"),
-    # ---- chapter 12 ----
-    "co_rank": dict(chapter="ch12_merge", module="ch12", problem="co_rank", func="co_rank",
-                    test_id="co_rank_test", solution_id="co_rank_solution", speed_id=None),
-    "merge_basic": dict(chapter="ch12_merge", module="ch12", problem="merge_basic",
-                        func="merge_basic_kernel", test_id="merge_basic_test",
-                        solution_id="merge_basic_solution", speed_id=None),
-    "merge_time_bound": dict(chapter="ch12_merge", module="ch12", problem="merge_time_bound",
-                             func="merge_time_bound", test_id="merge_time_bound_test",
-                             solution_id="merge_time_bound_solution", speed_id=None),
-    "merge_tiled": dict(chapter="ch12_merge", module="ch12", problem="merge_tiled",
-                        func="merge_tiled_kernel", test_id="merge_tiled_test",
-                        solution_id="merge_tiled_solution", speed_id="merge_tiled_speed"),
-}
+_CHECK = re.compile(r"^ag\.problems\.(ch\d\d)\.(\w+)\.check\((\w+)\)\s*$")
+
+
+def _cells(source: Path) -> dict[str, tuple[int, dict]]:
+    """grade_id -> (line of its ``# %%`` marker, nbgrader metadata) in a jupytext source."""
+    found = {}
+    for k, line in enumerate(source.read_text().splitlines()):
+        if line.startswith("# %%") and "nbgrader=" in line:
+            meta = json.loads(line.split("nbgrader=", 1)[1])
+            found[meta["grade_id"]] = (k, meta)
+    return found
+
+
+def exercises(root: Path = ROOT) -> dict[str, dict]:
+    """Every graded exercise of the course, read from the chapters' sources (nothing lists them
+    twice): a graded cell ``<exercise>_test`` whose first line is
+    ``ag.problems.<module>.<problem>.check(<func>)``, the solution cell ``<exercise>_solution``
+    and, where there is one, the speed cell ``<exercise>_speed``."""
+    found: dict[str, dict] = {}
+    for source in sorted((root / "source").glob("ch[0-9][0-9]_*/ch[0-9][0-9]_*.py")):
+        chapter = source.parent.name
+        lines = source.read_text().splitlines()
+        cells = _cells(source)
+        for grade_id, (k, meta) in cells.items():
+            if not (grade_id.endswith("_test") and meta.get("grade")):
+                continue
+            match = _CHECK.match(lines[k + 1]) if k + 1 < len(lines) else None
+            exercise = grade_id[:-len("_test")]
+            if match is None or f"{exercise}_solution" not in cells:
+                raise ValueError(f"{source}: graded cell {grade_id!r} must start with "
+                                 f"ag.problems.chNN.<problem>.check(<function>) and have a "
+                                 f"{exercise}_solution cell")
+            if exercise in found:
+                raise ValueError(f"{source}: exercise {exercise!r} is also in {found[exercise]['chapter']}")
+            found[exercise] = dict(
+                chapter=chapter, module=match.group(1), problem=match.group(2),
+                func=match.group(3), test_id=grade_id, solution_id=f"{exercise}_solution",
+                speed_id=f"{exercise}_speed" if f"{exercise}_speed" in cells else None)
+    return found
+
+
+EXERCISES = exercises()
 
 KINDS = ("ok", "wrong", "exploit")
 NAIVE = ("course", "allclose", "none")
@@ -215,9 +114,12 @@ class Entry:
 def parse(path: Path) -> Entry:
     """Read one bank file; raise MalformedEntry on anything off."""
     path = Path(path)
-    exercise = path.parent.name
+    exercise, chapter = path.parent.name, path.parent.parent.name
     if exercise not in EXERCISES:
         raise MalformedEntry(f"{path}: folder {exercise!r} is not an exercise ({sorted(EXERCISES)})")
+    if EXERCISES[exercise]["chapter"] != chapter:
+        raise MalformedEntry(f"{path}: {exercise!r} is an exercise of "
+                             f"{EXERCISES[exercise]['chapter']}, not of {chapter}")
     if not _FILE.match(path.name):
         raise MalformedEntry(f"{path}: name must be <ok|wrong|exploit>_<lowercase_name>.py")
     code = path.read_text()
@@ -257,11 +159,16 @@ def parse(path: Path) -> Entry:
 def entries() -> list[Entry]:
     """Every bank entry, sorted by exercise then name; raises MalformedEntry on a bad file."""
     found = []
-    for folder in sorted(p for p in BANK.iterdir() if p.is_dir() and not p.name.startswith("_")):
-        if folder.name not in EXERCISES:
-            raise MalformedEntry(f"{folder}: not an exercise folder ({sorted(EXERCISES)})")
-        for path in sorted(folder.glob("*.py")):
-            found.append(parse(path))
+    chapters = {spec["chapter"] for spec in EXERCISES.values()}
+    for chapter in sorted(p for p in BANK.iterdir() if p.is_dir() and not p.name.startswith("_")):
+        if chapter.name not in chapters:
+            raise MalformedEntry(f"{chapter}: not a chapter's folder ({sorted(chapters)})")
+        for folder in sorted(p for p in chapter.iterdir()
+                             if p.is_dir() and not p.name.startswith("_")):
+            if folder.name not in EXERCISES:
+                raise MalformedEntry(f"{folder}: not an exercise folder ({sorted(EXERCISES)})")
+            for path in sorted(folder.glob("*.py")):
+                found.append(parse(path))
     return found
 
 

@@ -31,8 +31,8 @@ Two kinds, each what a bank entry's ``# naive:`` line can name:
   bound               answers typed in to 4 digits, ``rtol=1e-2``
   ============ ====== ===================================================================
 
-  Chapters 4 and later keep their harnesses in ``bank/naive_chNN.py`` (a ``HARNESS`` dict each),
-  written in the same spirit: fixed inputs, whole tiles where textbooks use them, answers typed in
+  Each chapter keeps its harnesses (the ones above included) in its bank folder,
+  ``bank/chNN_name/naive.py`` (a ``HARNESS`` dict each), written in the same spirit: fixed inputs, whole tiles where textbooks use them, answers typed in
   from the notebook's worked numbers.
 
   (Why n = 200 for grid_stride: in CPU mode a freed buffer keeps its contents only below 1 KiB,
@@ -93,7 +93,7 @@ def naive_course(exercise: str, ns: dict) -> bool:
 _reference = {}
 
 
-def _reference_add():
+def reference_add():
     """The harness's own reference kernel (a grid-stride vector add)."""
     if "add" not in _reference:
         @cuda.jit
@@ -104,164 +104,21 @@ def _reference_add():
     return _reference["add"]
 
 
-def _allclose_amdahl(amdahl_speedup) -> bool:
-    rng = np.random.default_rng(0)
-    p = rng.uniform(0, 1, 8)
-    s = rng.uniform(1, 100, 8)
-    expected = 1.0 / ((1.0 - p) + p / s)
-    got = np.array([amdahl_speedup(float(a), float(b)) for a, b in zip(p, s)], dtype=np.float64)
-    return bool(np.allclose(got, expected, rtol=1e-3))
-
-
-def _allclose_thread_ids(thread_ids) -> bool:
-    n, threads = 1000, 128
-    blocks = (n + threads - 1) // threads
-    i = np.arange(n)
-    expected = {"block": i // threads, "thread": i % threads, "index": i}
-    d = {k: cuda.device_array(n, dtype=np.int32) for k in expected}
-    thread_ids[blocks, threads](d["block"], d["thread"], d["index"])
-    got = {k: v.copy_to_host() for k, v in d.items()}
-    return all(bool(np.allclose(got[k], expected[k], rtol=1e-3)) for k in expected)
-
-
-def _allclose_saxpy(saxpy) -> bool:
-    n, threads = 1000, 128
-    blocks = (n + threads - 1) // threads
-    rng = np.random.default_rng(0)
-    a = np.float32(2.5)
-    x = rng.random(n, dtype=np.float32)
-    y = rng.random(n, dtype=np.float32)
-    d_x, d_y = cuda.to_device(x), cuda.to_device(y)
-    d_out = cuda.device_array(n, dtype=np.float32)
-    saxpy[blocks, threads](a, d_x, d_y, d_out)
-    out = d_out.copy_to_host()
-    # The reference from the data the kernel worked on (a common habit: "what it was given").
-    expected = a * d_x.copy_to_host() + d_y.copy_to_host()
-    return bool(np.allclose(out, expected, rtol=1e-3))
-
-
-def _allclose_vector_add(add_vectors) -> bool:
-    n = 256
-    rng = np.random.default_rng(0)
-    x = rng.random(n, dtype=np.float32)
-    y = rng.random(n, dtype=np.float32)
-    expected = x + y
-    d_x, d_y = cuda.to_device(x), cuda.to_device(y)
-    d_out = cuda.device_array(n, dtype=np.float32)
-    add_vectors(d_x, d_y, d_out)
-    out = d_out.copy_to_host()
-    return bool(np.allclose(out, expected, rtol=1e-3))
-
-
-def _allclose_grid_stride(kernel) -> bool:
-    n, blocks, threads = 200, 2, 32          # a grid smaller than the data: 64 threads, 200 elements
-    rng = np.random.default_rng(0)
-    x = rng.random(n, dtype=np.float32)
-    y = rng.random(n, dtype=np.float32)
-    d_x, d_y = cuda.to_device(x), cuda.to_device(y)
-    d_ref = cuda.device_array(n, dtype=np.float32)
-    _reference_add()[blocks, threads](d_x, d_y, d_ref)
-    expected = d_ref.copy_to_host()
-    del d_ref                                 # done with the reference: free it
-    d_out = cuda.device_array(n, dtype=np.float32)
-    kernel[blocks, threads](d_x, d_y, d_out)
-    out = d_out.copy_to_host()
-    ok = bool(np.allclose(out, expected, rtol=1e-3))
-    if ok and autograder.backend.is_gpu:
-        ok = naive_speed(kernel)
-    return ok
-
-
-def _launch_2d(rows, cols, threads=(16, 16)):
+def launch_2d(rows, cols, threads=(16, 16)):
     return ((cols + threads[0] - 1) // threads[0], (rows + threads[1] - 1) // threads[1]), threads
 
 
-def _allclose_rgb_to_gray(kernel) -> bool:
-    h, w = 16, 24
-    rng = np.random.default_rng(0)
-    image = rng.random((h, w, 3), dtype=np.float32)
-    expected = 0.299 * image[..., 0] + 0.587 * image[..., 1] + 0.114 * image[..., 2]
-    d_gray = cuda.device_array((h, w), dtype=np.float32)
-    blocks, threads = _launch_2d(h, w)
-    kernel[blocks, threads](cuda.to_device(image), d_gray)
-    return bool(np.allclose(d_gray.copy_to_host(), expected, rtol=1e-3))
-
-
-def _allclose_blur(kernel) -> bool:
-    h, w, radius = 20, 30, 1
-    rng = np.random.default_rng(0)
-    image = rng.random((h, w), dtype=np.float32)
-    expected = np.empty_like(image)
-    for r in range(h):
-        for c in range(w):
-            expected[r, c] = image[max(r - radius, 0):r + radius + 1,
-                                   max(c - radius, 0):c + radius + 1].mean()
-    d_out = cuda.device_array((h, w), dtype=np.float32)
-    blocks, threads = _launch_2d(h, w)
-    kernel[blocks, threads](cuda.to_device(image), d_out, radius)
-    return bool(np.allclose(d_out.copy_to_host(), expected, rtol=1e-3))
-
-
-def _allclose_matmul_naive(kernel) -> bool:
-    m, k, n = 16, 24, 20
-    rng = np.random.default_rng(0)
-    a = rng.random((m, k), dtype=np.float32)
-    b = rng.random((k, n), dtype=np.float32)
-    expected = a @ b
-    d_c = cuda.device_array((m, n), dtype=np.float32)
-    blocks, threads = _launch_2d(m, n)
-    kernel[blocks, threads](cuda.to_device(a), cuda.to_device(b), d_c)
-    return bool(np.allclose(d_c.copy_to_host(), expected, rtol=1e-3))
-
-
-def _allclose_tiled_matmul(kernel) -> bool:
-    m, k, n, tile = 16, 24, 32, 8
-    rng = np.random.default_rng(0)
-    a = rng.random((m, k), dtype=np.float32)
-    b = rng.random((k, n), dtype=np.float32)
-    expected = a @ b
-    d_c = cuda.device_array((m, n), dtype=np.float32)
-    blocks, threads = _launch_2d(m, n, (tile, tile))
-    kernel[blocks, threads](cuda.to_device(a), cuda.to_device(b), d_c)
-    return bool(np.allclose(d_c.copy_to_host(), expected, rtol=1e-3))
-
-
-def _allclose_matmul_time_bound(matmul_time_bound) -> bool:
-    side, peak, bandwidth = 4096, 67e12, 4.8e12
-    expected = {1: 0.11455, 16: 0.0071723, 64: 0.0020513}   # seconds, from the worked example
-    return all(bool(np.isclose(matmul_time_bound(side, side, side, tile, peak, bandwidth), t,
-                               rtol=1e-3)) for tile, t in expected.items())
-
-
-def _allclose_image_time_bound(image_time_bound) -> bool:
-    # The two worked questions of the notebook, answers typed in to 4 digits, rtol = 1e-2.
-    expected = {(12, 4): 1.119e-4, (4, 4): 5.593e-5}   # seconds, 4097 x 8191 at 4.8 TB/s
-    return all(bool(np.isclose(image_time_bound(4097, 8191, b_in, b_out, 4.8e12), t, rtol=1e-2))
-               for (b_in, b_out), t in expected.items())
-
-
-_HARNESS = {
-    "amdahl": _allclose_amdahl,
-    "thread_ids": _allclose_thread_ids,
-    "saxpy": _allclose_saxpy,
-    "vector_add": _allclose_vector_add,
-    "grid_stride": _allclose_grid_stride,
-    "rgb_to_gray": _allclose_rgb_to_gray,
-    "blur": _allclose_blur,
-    "matmul_naive": _allclose_matmul_naive,
-    "tiled_matmul": _allclose_tiled_matmul,
-    "matmul_time_bound": _allclose_matmul_time_bound,
-    "image_time_bound": _allclose_image_time_bound,
-}
+_HARNESS: dict = {}    # exercise -> harness, filled from the chapters' naive.py on first use
 
 
 def _harness(exercise: str):
-    """The allclose harness of an exercise: chapters 1-3 and 5 here, later chapters in
-    ``bank/naive_chNN.py`` (each a ``HARNESS`` dict), loaded on first use."""
+    """The allclose harness of an exercise, from its chapter's ``bank/chNN_name/naive.py`` (each a
+    ``HARNESS`` dict), loaded on first use."""
     if exercise not in _HARNESS:
         import importlib
-        for path in sorted(Path(__file__).parent.glob("naive_ch*.py")):
-            _HARNESS.update(importlib.import_module(f"{__package__}.{path.stem}").HARNESS)
+        for path in sorted(Path(__file__).parent.glob("ch[0-9][0-9]_*/naive.py")):
+            _HARNESS.update(importlib.import_module(
+                f"{__package__}.{path.parent.name}.naive").HARNESS)
     return _HARNESS[exercise]
 
 
@@ -305,7 +162,7 @@ def naive_speed(kernel, method: str = "events", n: int = 1 << 28, blocks: int = 
         return best
 
     yours = timed(kernel)
-    reference = timed(_reference_add())
+    reference = timed(reference_add())
     cuda.synchronize()
     print(f"naive speed ({method}): yours {yours:.4f} ms, reference {reference:.4f} ms")
     return yours <= slack * reference

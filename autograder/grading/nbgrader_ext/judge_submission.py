@@ -63,7 +63,7 @@ class JudgeSubmission(NbGraderPreprocessor):
 
     def _settings(self):
         from autograder.grading.judge import Settings
-        from autograder.grading.problem import speed_without_gpu
+        from autograder.core.spec import speed_without_gpu
         protected = self.protected_paths or [os.getcwd()]
         if not self.secret_seed:
             self.log.warning("JudgeSubmission.secret_seed is empty: hidden inputs use a random "

@@ -76,7 +76,7 @@ class SandboxedKernelManager(AsyncKernelManager):
             policy = sandbox.Policy(workdir=cwd, protected=self._protected(),
                                     extra_rw=(Path(self._sockets),), env=env)
             cmd = sandbox.command(cmd, policy)
-        kw["preexec_fn"] = sandbox._child_limits     # no core files, files of at most 4 GiB
+        kw["preexec_fn"] = sandbox.child_limits     # no core files, files of at most 4 GiB
         return cmd, kw
 
     async def _async_launch_kernel(self, kernel_cmd, **kw) -> None:

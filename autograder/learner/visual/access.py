@@ -119,7 +119,7 @@ def _hook_launch(module) -> None:
     if _capture["shared"] is None:
         return
     # Keep races' shared-memory stand-in, to read the element sizes of the shared arrays.
-    if isinstance(module._shared, races._RecordingShared):
+    if isinstance(module._shared, races.RecordingShared):
         _capture["shared"].append(module._shared)
 
 

@@ -120,7 +120,7 @@ def as_rows(rows: Any) -> list[dict]:
     return [_row(r) for r in rows]
 
 
-def _pick_references(rows: list[dict], reference) -> tuple[list[dict], list[dict]]:
+def pick_references(rows: list[dict], reference) -> tuple[list[dict], list[dict]]:
     """Split off the reference lines: labels of rows (moved out of the steps) or measurements
     (one, or a list)."""
     if reference is None:
@@ -140,7 +140,7 @@ def _pick_references(rows: list[dict], reference) -> tuple[list[dict], list[dict
     return rows, picked
 
 
-def _wrong(row: dict) -> bool:
+def is_wrong(row: dict) -> bool:
     """Marked wrong: ``right`` is given and false (a Python or a numpy bool)."""
     return row.get("right") is not None and not row["right"]
 
@@ -169,7 +169,7 @@ def speedup_steps(rows, reference=None, *, over: str = "first", bounds: dict | N
     least time a model allows. Rows marked ``right=False`` are hatched and labelled WRONG."""
     if over not in ("first", "previous"):
         raise ValueError("over must be 'first' or 'previous'")
-    steps, refs = _pick_references(as_rows(rows), reference)
+    steps, refs = pick_references(as_rows(rows), reference)
     if not steps:
         raise ValueError("speedup_steps needs at least one step")
     times = np.array([r["ms"] for r in steps])
@@ -184,7 +184,7 @@ def speedup_steps(rows, reference=None, *, over: str = "first", bounds: dict | N
     fig, ax = new_figure(max(6.0, 1.3 * len(steps) + 2.5), 4.2)
     x = np.arange(len(steps))
     for i, row in enumerate(steps):
-        wrong = _wrong(row)
+        wrong = is_wrong(row)
         ax.bar(x[i], row["ms"], 0.6, color="#f2c4c0" if wrong else COLOURS[0],
                hatch="//" if wrong else None, edgecolor="#b5433f" if wrong else COLOURS[0])
         lines = [f"{row['ms']:.3g} ms", f"{shown[i]:.2g}×" if i else "1×"]
@@ -223,7 +223,7 @@ def speedup_steps(rows, reference=None, *, over: str = "first", bounds: dict | N
     for i, row in enumerate(steps):
         lines.append(f"{row['label'][:34]:34s} {row['ms']:8.3f} ms {vs_first[i]:8.2f}× "
                      f"{vs_previous[i]:11.2f}× {_rate(row):>16s}"
-                     + ("  WRONG" if _wrong(row) else ""))
+                     + ("  WRONG" if is_wrong(row) else ""))
     best = float(times.min())
     for ref in refs:
         lines.append(f"{ref['label'][:34]:34s} {ref['ms']:8.3f} ms  (reference: the fastest step "

@@ -24,7 +24,7 @@ from typing import Any
 
 import numpy as np
 
-from autograder.learner.visual.plots import FigureView, _wrong, new_figure
+from autograder.learner.visual.plots import FigureView, is_wrong, new_figure
 
 
 @dataclass(frozen=True)
@@ -196,7 +196,7 @@ def roofline(points=(), device: Any = None, *, title: str = "") -> Roofline:
         ax.plot([p["intensity"]] * 2, [floor, p["roof"] / 1e9], color=colour, lw=0.8, ls="--",
                 alpha=0.6)
         if "achieved" in p:
-            wrong = _wrong(p)
+            wrong = is_wrong(p)
             ax.plot(p["intensity"], p["achieved"] / 1e9, "x" if wrong else "o", color=colour,
                     ms=8)
             text = (f"{p['label']}\n{_gflops(p['achieved'])}, "
@@ -253,7 +253,7 @@ def _table(lim: DeviceLimits, placed: list[dict], untimed: str) -> str:
         elif p["seconds"]:
             frac = f"{p['fraction']:.0%}" if p.get("fraction") is not None else "–"
             line += f"{_gflops(p['achieved']):>15s} {frac:>8s} {p['gbps']:8,.0f}"
-            if _wrong(p):
+            if is_wrong(p):
                 line += "  WRONG results"
         else:
             line += f"{'–':>15s} {'–':>8s} {'–':>8s}  {untimed}"
@@ -314,7 +314,7 @@ def measure(problem, kernel, size=None, *, threads: int | None = None, repeats: 
     from numba import cuda
 
     from autograder.core.checks import poison_value
-    from autograder.grading.problem import Case
+    from autograder.core.spec import Case
     problem = _problem(problem)
     point = problem_point(problem, size=size, label=label)
     size = point["size"]

@@ -520,7 +520,7 @@ def _name_at(frame) -> str:
     return m.group(1) if m else f"shared array of line {frame.f_lineno}"
 
 
-class _RecordingShared:
+class RecordingShared:
     """Stands in for the simulator's ``cuda.shared``: same arrays, wrapped for tracking."""
 
     def __init__(self, inner):
@@ -582,7 +582,7 @@ class _AtomicMarking:
 
 def _extend(module) -> None:
     _state["launches"] += 1          # one fake module per launch: global tracking starts afresh
-    module._shared = _RecordingShared(module._shared)
+    module._shared = RecordingShared(module._shared)
     module._atomic = _AtomicMarking(module._atomic)
 
 

@@ -1,0 +1,49 @@
+"""Chapter 8 (PMPP ch. 8, Stencil): a 3-D seven-point stencil, first one thread per output point,
+then with a shared-memory input tile (halo included), then with thread coarsening along z and
+register tiling; and PMPP's arithmetic-intensity count for tiled stencils.
+
+The spec (every exercise): ``inp`` and ``out`` are float32 volumes of shape ``(nz, ny, nx)``,
+indexed ``[i, j, k]`` with ``k`` (x) the fastest axis. An interior point (no index 0 or N - 1 on
+its axis) gets
+
+    out[i, j, k] = c0 in[i, j, k] + c1 in[i, j, k-1] + c2 in[i, j, k+1]
+                 + c3 in[i, j-1, k] + c4 in[i, j+1, k] + c5 in[i-1, j, k] + c6 in[i+1, j, k]
+
+and a boundary point (some index 0 or N - 1) copies the input: ``out[i, j, k] = in[i, j, k]``.
+The coefficients are seven float32 scalar arguments. The kernels are launched as
+``kernel[blocks, threads](inp, out, c0, c1, c2, c3, c4, c5, c6)`` with 3-D blocks ``(x, y, z)``
+(the coarsened kernel: 2-D blocks ``(x, y)`` and the grid's z splitting the volume into slabs).
+
+Tolerance: a seven-term dot product in float32, in any order, fused or not, is within
+``gamma_7 * sum_m |c_m x_m|`` of the exact one (Higham, Accuracy and Stability of Numerical
+Algorithms, §3.1); boundary points must be exact copies.
+
+Files: ``specs.py`` holds the graded exercises, ``references.py`` the course's reference kernels
+and the bench variants, ``notebook.py`` what the notebook's other cells call (``measure``).
+"""
+
+from autograder.problems.ch08.notebook import measure
+from autograder.problems.ch08.references import (IN_TILE, OUT_TILE, PLANE_OUT, PLANE_TILE,
+                                                 reference_basic, reference_coarsened,
+                                                 reference_register_tiled, reference_three_planes,
+                                                 reference_tiled)
+from autograder.problems.ch08.specs import (BASELINES, COEFFICIENTS, FLOPS_PER_POINT, SPEED_VOLUME,
+                                            basic_blocks, coarsened_blocks, intensity, slab_range,
+                                            slabs, stencil7, stencil_basic, stencil_coarsened,
+                                            stencil_intensity, stencil_tiled, test_volume,
+                                            tiled_blocks)
+
+__all__ = ["BASELINES", "COEFFICIENTS", "FLOPS_PER_POINT", "IN_TILE", "OUT_TILE", "PLANE_OUT",
+           "PLANE_TILE", "SPEED_VOLUME", "basic_blocks", "coarsened_blocks", "intensity", "measure",
+           "reference_basic", "reference_coarsened", "reference_register_tiled",
+           "reference_three_planes", "reference_tiled", "slab_range", "slabs", "stencil7",
+           "stencil_basic", "stencil_coarsened", "stencil_intensity", "stencil_tiled",
+           "test_volume", "tiled_blocks"]
+
+PROBLEMS = (stencil_basic, stencil_intensity, stencil_tiled, stencil_coarsened)
+
+# `aag bench` times these beside the coarsened exercise's reference, with the same launch.
+BENCH_VARIANTS = {"stencil_coarsened": {
+    "register tiled, one load in flight (the exercise's solution)": reference_register_tiled,
+    "three shared planes, no register tiling (PMPP §8.4)": reference_three_planes,
+}}

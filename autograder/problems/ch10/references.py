@@ -1,0 +1,258 @@
+"""Chapter 10's reference kernels: the course's sum (``reduce_sum``'s ``reference=``), CuPy's
+(its ``vendor=``), and the book's steps that ``aag bench`` times beside it (``BENCH_VARIANTS``):
+the shared-memory trees of PMPP §10.3-10.8 and two plain grid-stride sums."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from autograder.problems.kit.kernels import KernelCache
+
+MAX_WARPS = 32          # 1024 threads per block / 32 lanes: the most warps a block can have
+COARSE = 8              # PMPP §10.8's coarsening factor in the course's coarsened kernel
+
+cuda = float32 = uint32 = uint64 = None      # module globals, bound by KernelCache on first use
+_kernels = KernelCache(globals(), "cuda", "float32", "uint32", "uint64")
+
+
+@_kernels.lazy
+def reference_sum():
+    """The course's fastest clean sum: each thread reads the float32 data as 8-byte pairs
+    (uint64 loads: half the load instructions), four pairs in flight per loop pass into four
+    accumulators, unsigned indices (no negative-index wraparound code); then shuffles, the warps'
+    partial sums through shared memory, and one atomic per block. Wants the speed launch
+    (:func:`speed_shape`: 256 threads, 4 blocks per SM), and ``x`` aligned to 8 bytes (every array
+    from ``cuda.to_device`` or ``cuda.device_array`` is; a view starting at an odd element is
+    not)."""
+
+    @cuda.jit(device=True)
+    def low(u):
+        return uint32(u & 0xFFFFFFFF).view(np.float32)   # the first float of a pair
+
+    @cuda.jit(device=True)
+    def high(u):
+        return uint32(u >> 32).view(np.float32)          # the second
+
+    @cuda.jit
+    def reduce_sum_reference(x, out):
+        partials = cuda.shared.array(MAX_WARPS, float32)
+        n = x.size
+        npairs = n // 2
+        pairs = x[:2 * npairs].view(np.uint64)
+        stride = uint64(cuda.gridsize(1))
+        stride2 = stride + stride
+        stride3 = stride2 + stride
+        stride4 = stride2 + stride2
+        i = uint64(cuda.grid(1))
+        end = uint64(npairs)
+        a0 = float32(0)
+        a1 = float32(0)
+        a2 = float32(0)
+        a3 = float32(0)
+        while i + stride3 < end:                         # four 8-byte loads in flight
+            p0 = pairs[i]
+            p1 = pairs[i + stride]
+            p2 = pairs[i + stride2]
+            p3 = pairs[i + stride3]
+            a0 += low(p0) + high(p0)
+            a1 += low(p1) + high(p1)
+            a2 += low(p2) + high(p2)
+            a3 += low(p3) + high(p3)
+            i += stride4
+        while i < end:
+            p = pairs[i]
+            a0 += low(p) + high(p)
+            i += stride
+        if cuda.grid(1) == 0 and n % 2 == 1:
+            a1 += x[n - 1]                               # the odd last element
+        v = (a0 + a1) + (a2 + a3)
+        lane = cuda.threadIdx.x % cuda.warpsize
+        warp = cuda.threadIdx.x // cuda.warpsize
+        mask = cuda.activemask()
+        offset = cuda.warpsize // 2
+        while offset > 0:
+            v += cuda.shfl_down_sync(mask, v, offset)
+            offset //= 2
+        if lane == 0:
+            partials[warp] = v
+        cuda.syncthreads()
+        if warp == 0:
+            nwarps = (cuda.blockDim.x + cuda.warpsize - 1) // cuda.warpsize
+            v = partials[lane] if lane < nwarps else float32(0)
+            offset = cuda.warpsize // 2
+            while offset > 0:
+                v += cuda.shfl_down_sync(mask, v, offset)
+                offset //= 2
+            if lane == 0:
+                cuda.atomic.add(out, 0, v)
+    return reduce_sum_reference
+
+
+def cupy_sum():
+    """For `aag bench`: CuPy's sum (CUB's device-wide reduction) into ``out``."""
+    import cupy as cp
+
+    def run(inputs, outputs):
+        out = cp.asarray(outputs["out"])
+        out[...] = cp.sum(cp.asarray(inputs["x"]))
+    return run
+
+
+class OwnGrid:
+    """A kernel that picks its own grid from the data: ``OwnGrid(kernel, grid)[blocks, threads]``
+    launches ``kernel[grid(n, threads)..., threads]`` whatever ``blocks`` it is given (so a
+    segment-per-block kernel can be timed with a grid-stride problem's launch)."""
+
+    def __init__(self, kernel, grid, threads: int | None = None):
+        self.kernel, self.grid, self.threads = kernel, grid, threads
+
+    def __getitem__(self, config):
+        _blocks, threads = config
+        threads = self.threads or threads
+
+        def launch(x, out):
+            self.kernel[self.grid(x.size, threads), threads](x, out)
+        return launch
+
+
+def segment_kernel(kind: str):
+    """The shared-memory trees of PMPP §10.3-10.8, one segment of 2·blockDim.x (or 2·COARSE·
+    blockDim.x) elements per block, one atomic per block. ``kind``: "divergent" (interleaved,
+    thread t owns slot 2·t·stride... PMPP's first kernel), "strided" (interleaved with the active
+    threads packed together: no divergence, bank conflicts), "convergent" (PMPP §10.4),
+    "coarsened" (PMPP §10.8, convergent)."""
+    def make():
+        coarse = COARSE if kind == "coarsened" else 1
+        divergent, strided = kind == "divergent", kind == "strided"    # compile-time constants
+
+        @cuda.jit
+        def segment_sum(x, out):
+            s = cuda.shared.array(2 * 1024, float32)
+            t = cuda.threadIdx.x
+            T = cuda.blockDim.x
+            start = 2 * coarse * T * cuda.blockIdx.x
+            if divergent or strided:
+                # 2T values into shared memory, no addition during the load
+                a = start + t
+                s[t] = x[a] if a < x.size else float32(0)
+                s[t + T] = x[a + T] if a + T < x.size else float32(0)
+                cuda.syncthreads()
+                stride = 1
+                while stride <= T:
+                    if divergent:
+                        if t % stride == 0:                  # thread t owns slot 2t
+                            s[2 * t] += s[2 * t + stride]
+                    else:
+                        slot = 2 * stride * t                # the active threads packed together
+                        if slot < 2 * T:
+                            s[slot] += s[slot + stride]
+                    cuda.syncthreads()
+                    stride *= 2
+            else:
+                acc = float32(0)
+                for k in range(2 * coarse):
+                    a = start + k * T + t
+                    if a < x.size:
+                        acc += x[a]
+                s[t] = acc
+                cuda.syncthreads()
+                stride = T // 2
+                while stride >= 1:
+                    if t < stride:
+                        s[t] += s[t + stride]
+                    cuda.syncthreads()
+                    stride //= 2
+            if t == 0:
+                cuda.atomic.add(out, 0, s[0])
+        return segment_sum
+    return _kernels.get("segment-" + kind, make)
+
+
+def segment_grid(coarse: int = 1):
+    return lambda n, threads: max(1, -(-int(n) // (2 * coarse * int(threads))))
+
+
+def book_kernel(kind: str):
+    """One of the book's steps, launched with its own grid (see :class:`OwnGrid`)."""
+    coarse = COARSE if kind == "coarsened" else 1
+    return OwnGrid(segment_kernel(kind), segment_grid(coarse))
+
+
+@_kernels.lazy
+def plain_grid_stride():
+    """The textbook grid-stride sum: one accumulator, one float per load, shuffles, one atomic per
+    block (what a learner writes first)."""
+    @cuda.jit
+    def reduce_sum_plain(x, out):
+        partials = cuda.shared.array(MAX_WARPS, float32)
+        acc = float32(0)
+        for i in range(cuda.grid(1), x.size, cuda.gridsize(1)):
+            acc += x[i]
+        lane = cuda.threadIdx.x % cuda.warpsize
+        warp = cuda.threadIdx.x // cuda.warpsize
+        mask = cuda.activemask()
+        offset = cuda.warpsize // 2
+        while offset > 0:
+            acc += cuda.shfl_down_sync(mask, acc, offset)
+            offset //= 2
+        if lane == 0:
+            partials[warp] = acc
+        cuda.syncthreads()
+        if warp == 0:
+            nwarps = (cuda.blockDim.x + cuda.warpsize - 1) // cuda.warpsize
+            acc = partials[lane] if lane < nwarps else float32(0)
+            offset = cuda.warpsize // 2
+            while offset > 0:
+                acc += cuda.shfl_down_sync(mask, acc, offset)
+                offset //= 2
+            if lane == 0:
+                cuda.atomic.add(out, 0, acc)
+    return reduce_sum_plain
+
+
+@_kernels.lazy
+def four_in_flight():
+    """The grid-stride sum with four float32 loads in flight per pass into four accumulators
+    (the chapter's advice, without the 8-byte loads of the reference)."""
+    @cuda.jit
+    def reduce_sum_four(x, out):
+        partials = cuda.shared.array(MAX_WARPS, float32)
+        n = x.size
+        stride = cuda.gridsize(1)
+        i = cuda.grid(1)
+        a0 = float32(0)
+        a1 = float32(0)
+        a2 = float32(0)
+        a3 = float32(0)
+        while i + 3 * stride < n:
+            a0 += x[i]
+            a1 += x[i + stride]
+            a2 += x[i + 2 * stride]
+            a3 += x[i + 3 * stride]
+            i += 4 * stride
+        while i < n:
+            a0 += x[i]
+            i += stride
+        v = (a0 + a1) + (a2 + a3)
+        lane = cuda.threadIdx.x % cuda.warpsize
+        warp = cuda.threadIdx.x // cuda.warpsize
+        mask = cuda.activemask()
+        offset = cuda.warpsize // 2
+        while offset > 0:
+            v += cuda.shfl_down_sync(mask, v, offset)
+            offset //= 2
+        if lane == 0:
+            partials[warp] = v
+        cuda.syncthreads()
+        if warp == 0:
+            nwarps = (cuda.blockDim.x + cuda.warpsize - 1) // cuda.warpsize
+            v = partials[lane] if lane < nwarps else float32(0)
+            offset = cuda.warpsize // 2
+            while offset > 0:
+                v += cuda.shfl_down_sync(mask, v, offset)
+                offset //= 2
+            if lane == 0:
+                cuda.atomic.add(out, 0, v)
+    return reduce_sum_four
+
+

@@ -1,0 +1,414 @@
+"""Chapter 11's kernels of the course: the reference kernels of the speed tests (11.4, 11.5), the
+shapes of 11.1 and 11.2 for the GPU tests and the notebook's comparison, the kernels `aag bench`
+times beside them (``BENCH_VARIANTS``), CuPy's cumsum (the vendor), and the small fill kernel that
+resets the scratch arrays of a launch."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from autograder.problems.kit.kernels import KernelCache
+
+MAX_THREADS = 256           # the largest block the checks launch: shared arrays are sized by it
+COARSEN = 16                # elements per thread in 11.4 and 11.5: a tile is COARSEN·T elements
+
+cuda = float32 = int32 = None    # module globals, bound by KernelCache on first use (the simulator)
+_kernels = KernelCache(globals(), "cuda", "float32", "int32")
+
+
+@_kernels.lazy
+def fill_kernel():
+    """``fill[blocks, threads](out, value)``: every element of ``out`` set to ``value`` (a
+    grid-stride loop), for the scratch arrays a launch of 11.4 or 11.5 starts from."""
+    @cuda.jit
+    def fill(out, value):
+        for i in range(cuda.grid(1), out.size, cuda.gridsize(1)):
+            out[i] = value
+    return fill
+
+
+# ---- the course's reference kernels -------------------------------------------------------------------
+
+# Tiles in shared memory are padded with one word every 32 (element j at j + j // 32): a thread
+# reading its COARSEN consecutive elements at stride COARSEN would otherwise hit 2 of the 32
+# banks (a 16-way conflict); with the padding a warp's 32 reads fall in 32 different banks.
+TILE_MAX = COARSEN * MAX_THREADS
+TILE_WORDS = TILE_MAX + TILE_MAX // 32
+
+
+FULL_MASK = 0xFFFFFFFF
+
+
+@_kernels.lazy
+def _tile_parts():
+    """Device functions the reference kernels share: the padded tile's load and store, phase 1
+    (each thread's COARSEN elements in registers), and two block scans of the thread totals."""
+    @cuda.jit(device=True)
+    def load_tile(x, tile, start, t, T):
+        n = x.size
+        if start + COARSEN * T <= n:             # a whole tile: no bounds checks
+            for k in range(COARSEN):
+                j = k * T + t
+                tile[j + (j >> 5)] = x[start + j]
+        else:
+            for k in range(COARSEN):
+                j = k * T + t
+                tile[j + (j >> 5)] = x[start + j] if start + j < n else float32(0)
+
+    @cuda.jit(device=True)
+    def store_tile(y, tile, start, t, T):
+        n = y.size
+        if start + COARSEN * T <= n:
+            for k in range(COARSEN):
+                j = k * T + t
+                y[start + j] = tile[j + (j >> 5)]
+        else:
+            for k in range(COARSEN):
+                j = k * T + t
+                if start + j < n:
+                    y[start + j] = tile[j + (j >> 5)]
+
+    @cuda.jit(device=True)
+    def block_scan_shared(running, part, warp_totals, t, T):
+        """Kogge-Stone over the T thread totals, double-buffered in shared memory (one barrier
+        per step). Returns (the sum of the totals of threads before t, the block's total)."""
+        part[0, t] = running
+        cuda.syncthreads()
+        src = 0
+        stride = 1
+        while stride < T:
+            if t >= stride:
+                part[1 - src, t] = part[src, t] + part[src, t - stride]
+            else:
+                part[1 - src, t] = part[src, t]
+            cuda.syncthreads()
+            src = 1 - src
+            stride *= 2
+        before = part[src, t - 1] if t > 0 else float32(0)
+        return before, part[src, T - 1]
+
+    @cuda.jit(device=True)
+    def block_scan_shuffle(running, part, warp_totals, t, T):
+        """The same with warp shuffles (chapter 10): a Kogge-Stone of 5 shuffle steps in each
+        warp, the warps' totals scanned by warp 0, two barriers in all. T a multiple of 32."""
+        lane = t & 31
+        w = t >> 5
+        v = running
+        d = 1
+        while d < 32:
+            other = cuda.shfl_up_sync(FULL_MASK, v, d)
+            if lane >= d:
+                v += other
+            d *= 2
+        if lane == 31:
+            warp_totals[w] = v
+        cuda.syncthreads()
+        warps = T >> 5
+        if w == 0:
+            s = warp_totals[lane] if lane < warps else float32(0)
+            d = 1
+            while d < 32:
+                other = cuda.shfl_up_sync(FULL_MASK, s, d)
+                if lane >= d:
+                    s += other
+                d *= 2
+            if lane < warps:
+                warp_totals[lane] = s
+        cuda.syncthreads()
+        before = cuda.shfl_up_sync(FULL_MASK, v, 1)
+        if lane == 0:
+            before = float32(0)
+        if w > 0:
+            before += warp_totals[w - 1]
+        return before, warp_totals[warps - 1]
+
+    return (load_tile, store_tile, block_scan_shared, block_scan_shuffle)
+
+
+def _block_scan(kind: str):
+    load_tile, store_tile, shared, shuffle = _tile_parts()
+    return shuffle if kind == "shuffle" else shared
+
+
+def _hierarchical_kernels(block: str):
+    """Exercise 11.4's pair as the course writes it: the three-phase section scan with a padded
+    tile (conflict-free), each thread's running sums in registers (COARSEN of them, unrolled), the
+    thread totals scanned by ``block`` ("shared": Kogge-Stone in shared memory, as in the
+    exercise; "shuffle": warp shuffles); and a coalesced add of the carries."""
+    load_tile, store_tile, _, _ = _tile_parts()
+    block_scan = _block_scan(block)
+
+    @cuda.jit
+    def scan_sections_reference(x, y, sums):
+        tile = cuda.shared.array(TILE_WORDS, float32)
+        part = cuda.shared.array((2, MAX_THREADS), float32)
+        warp_totals = cuda.shared.array(32, float32)
+        vals = cuda.local.array(COARSEN, float32)
+        t = cuda.threadIdx.x
+        T = cuda.blockDim.x
+        start = cuda.blockIdx.x * (COARSEN * T)
+        load_tile(x, tile, start, t, T)
+        cuda.syncthreads()
+        first = t * COARSEN
+        running = float32(0)
+        for k in range(COARSEN):
+            j = first + k
+            running += tile[j + (j >> 5)]
+            vals[k] = running
+        before, total = block_scan(running, part, warp_totals, t, T)
+        for k in range(COARSEN):
+            j = first + k
+            tile[j + (j >> 5)] = vals[k] + before
+        if t == 0:
+            sums[cuda.blockIdx.x] = total
+        cuda.syncthreads()
+        store_tile(y, tile, start, t, T)
+
+    @cuda.jit
+    def add_carries_reference(y, carries):
+        b = cuda.blockIdx.x
+        if b == 0:
+            return
+        carry = carries[b - 1]
+        T = cuda.blockDim.x
+        start = b * (COARSEN * T) + cuda.threadIdx.x
+        n = y.size
+        for k in range(COARSEN):
+            i = start + k * T
+            if i < n:
+                y[i] += carry
+
+    return (scan_sections_reference, add_carries_reference)
+
+
+def reference_hierarchical():
+    """Exercise 11.4's pair as the course writes it (see :func:`_hierarchical_kernels`), launched
+    by :func:`scan_any_length` with SPEED_THREADS threads per block on the GPU."""
+    return _kernels.get("hierarchical", lambda: _hierarchical_kernels("shared"))
+
+
+def hierarchical_shuffle():
+    """The same pair with the thread totals scanned by warp shuffles."""
+    return _kernels.get("hierarchical_shuffle", lambda: _hierarchical_kernels("shuffle"))
+
+
+LOOK_BACK_WINDOW = 32        # the reference looks at up to 32 earlier tiles per round
+NEG_INF = np.float32(-np.inf)
+
+
+def _single_pass_kernel(look_back: str, block: str = "shared"):
+    """The single-pass scan: 11.4's tile scan (``block``: how the thread totals are scanned), a
+    tile index from the counter, and one of three look-backs:
+
+    - ``"window"`` (the course reference): 32 threads read the status of the 32 previous tiles at
+      once (one round trip to the L2 cache for all of them); thread 0 then adds up, nearest
+      first, the aggregates until a published prefix, and the block repeats for the tiles that
+      were not ready;
+    - ``"one"`` (the notebook's solution): thread 0 reads the previous tiles one at a time;
+    - ``"chained"`` (PMPP §11.7's stream-based scan): thread 0 waits for the previous tile's
+      inclusive prefix, whatever its aggregate says.
+
+    Published values are read with an atomic that changes nothing, so that the read sees what
+    the L2 cache (which every SM shares) holds now, never a stale copy in this SM's L1 or a
+    register: the exercise's ``cuda.atomic.add(a, j, 0.0)`` (a read-modify-write at the L2);
+    the window reference uses ``cuda.atomic.max(a, j, -inf)``, which Numba compiles to a volatile
+    load and a compare that never writes (max(NaN, -inf) and max(v, -inf) change nothing), so
+    the 32 reads of a round do not queue as read-modify-writes on hot addresses."""
+    load_tile, store_tile, _, _ = _tile_parts()
+    block_scan = _block_scan(block)
+    W = LOOK_BACK_WINDOW
+    window_look_back = look_back == "window"
+    one_look_back = look_back == "one"
+
+    @cuda.jit
+    def scan_single_pass_reference(x, y, aggregates, prefixes, counter):
+        tile = cuda.shared.array(TILE_WORDS, float32)
+        part = cuda.shared.array((2, MAX_THREADS), float32)
+        warp_totals = cuda.shared.array(32, float32)
+        vals = cuda.local.array(COARSEN, float32)
+        ticket = cuda.shared.array(1, int32)
+        carry_s = cuda.shared.array(1, float32)
+        win_v = cuda.shared.array(LOOK_BACK_WINDOW, float32)
+        win_s = cuda.shared.array(LOOK_BACK_WINDOW, int32)
+        state = cuda.shared.array(2, int32)          # [tiles still to read back from, done]
+        t = cuda.threadIdx.x
+        T = cuda.blockDim.x
+        if t == 0:
+            ticket[0] = cuda.atomic.add(counter, 0, 1)
+        cuda.syncthreads()
+        b = ticket[0]
+        start = b * (COARSEN * T)
+        load_tile(x, tile, start, t, T)
+        cuda.syncthreads()
+        first = t * COARSEN
+        running = float32(0)
+        for k in range(COARSEN):
+            j = first + k
+            running += tile[j + (j >> 5)]
+            vals[k] = running
+        before, total = block_scan(running, part, warp_totals, t, T)
+        if t == 0:
+            carry_s[0] = float32(0)
+            if b == 0:
+                prefixes[0] = total                  # nothing before tile 0
+            else:
+                aggregates[b] = total                # publish first, then look back
+        if window_look_back:
+            if t == 0:
+                state[0] = b
+                state[1] = 1 if b == 0 else 0
+            cuda.syncthreads()
+            while state[1] == 0:
+                end = state[0]
+                if t < W:
+                    j = end - 1 - t
+                    s = 0
+                    v = float32(0)
+                    if j >= 0:
+                        v = cuda.atomic.max(prefixes, j, NEG_INF)
+                        if v == v:
+                            s = 2
+                        else:
+                            v = cuda.atomic.max(aggregates, j, NEG_INF)
+                            if v == v:
+                                s = 1
+                    win_s[t] = s
+                    win_v[t] = v
+                cuda.syncthreads()
+                if t == 0:
+                    c = carry_s[0]
+                    k = 0
+                    done = 0
+                    while k < W:
+                        s = win_s[k]
+                        if s == 0:
+                            break
+                        c += win_v[k]
+                        k += 1
+                        if s == 2:
+                            done = 1
+                            break
+                    carry_s[0] = c
+                    state[0] = end - k
+                    state[1] = done
+                cuda.syncthreads()
+            if t == 0 and b > 0:
+                prefixes[b] = carry_s[0] + total
+        elif t == 0 and b > 0:
+            carry = float32(0)
+            j = b - 1
+            while True:
+                p = cuda.atomic.add(prefixes, j, 0.0)
+                if p == p:
+                    carry += p
+                    break
+                if one_look_back:
+                    a = cuda.atomic.add(aggregates, j, 0.0)
+                    if a == a:
+                        carry += a
+                        j -= 1
+            prefixes[b] = carry + total
+            carry_s[0] = carry
+        cuda.syncthreads()
+        before = carry_s[0] + before
+        for k in range(COARSEN):
+            j = first + k
+            tile[j + (j >> 5)] = vals[k] + before
+        cuda.syncthreads()
+        store_tile(y, tile, start, t, T)
+
+    return scan_single_pass_reference
+
+
+def reference_single_pass():
+    """Exercise 11.5 as the course writes it: the three-phase tile scan of 11.4's reference, a
+    dynamic tile index from the counter, and a look-back that reads 32 earlier tiles per round
+    trip (see :func:`_single_pass_kernel`)."""
+    return _kernels.get("single_pass", lambda: _single_pass_kernel("window"))
+
+
+def single_pass_shuffle():
+    """The reference with the thread totals scanned by warp shuffles (two barriers, not eight)."""
+    return _kernels.get("single_pass_shuffle", lambda: _single_pass_kernel("window", "shuffle"))
+
+
+def single_pass_one_thread():
+    """The exercise's solution shape: thread 0 looks back one tile at a time."""
+    return _kernels.get("single_pass_one", lambda: _single_pass_kernel("one"))
+
+
+def single_pass_chained():
+    """PMPP §11.7's stream-based (chained) scan: each tile waits for its predecessor's prefix."""
+    return _kernels.get("single_pass_chained", lambda: _single_pass_kernel("chained"))
+
+
+@_kernels.lazy
+def reference_kogge_stone():
+    """Exercise 11.1's shape (double-buffered), for the GPU tests and the notebook's comparison."""
+    @cuda.jit
+    def kogge_stone_reference(x, y):
+        buf = cuda.shared.array((2, MAX_THREADS), float32)
+        t = cuda.threadIdx.x
+        i = cuda.blockIdx.x * cuda.blockDim.x + t
+        buf[0, t] = x[i] if i < x.size else float32(0)
+        cuda.syncthreads()
+        src = 0
+        stride = 1
+        while stride < cuda.blockDim.x:
+            if t >= stride:
+                buf[1 - src, t] = buf[src, t] + buf[src, t - stride]
+            else:
+                buf[1 - src, t] = buf[src, t]
+            cuda.syncthreads()
+            src = 1 - src
+            stride *= 2
+        if i < x.size:
+            y[i] = buf[src, t]
+    return kogge_stone_reference
+
+
+BK_SECTION = 2 * MAX_THREADS
+
+
+@_kernels.lazy
+def reference_brent_kung():
+    """Exercise 11.2's shape, for the GPU tests and the notebook's comparison."""
+    @cuda.jit
+    def brent_kung_reference(x, y):
+        xy = cuda.shared.array(BK_SECTION, float32)
+        t = cuda.threadIdx.x
+        T = cuda.blockDim.x
+        section = 2 * T
+        start = cuda.blockIdx.x * section
+        for k in range(t, section, T):
+            xy[k] = x[start + k] if start + k < x.size else float32(0)
+        stride = 1
+        while stride < section:
+            cuda.syncthreads()
+            j = (t + 1) * 2 * stride - 1
+            if j < section:
+                xy[j] += xy[j - stride]
+            stride *= 2
+        stride = T // 2
+        while stride > 0:
+            cuda.syncthreads()
+            j = (t + 1) * 2 * stride - 1
+            if j + stride < section:
+                xy[j + stride] += xy[j]
+            stride //= 2
+        cuda.syncthreads()
+        for k in range(t, section, T):
+            if start + k < x.size:
+                y[start + k] = xy[k]
+    return brent_kung_reference
+
+
+# ---- the vendor ----------------------------------------------------------------------------------------
+
+def cupy_cumsum():
+    """For `aag bench` and the notebook: CuPy's cumsum into the output."""
+    import cupy as cp
+
+    def run(inputs, outputs):
+        cp.cumsum(cp.asarray(inputs["x"]), out=cp.asarray(outputs["y"]))
+    return run

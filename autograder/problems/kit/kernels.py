@@ -1,0 +1,61 @@
+"""Reference kernels compiled once per process, on first use, under the CUDA simulator's rule.
+
+The CUDA simulator (CPU mode) gives each launch its own ``cuda`` module by swapping, for the
+launch, every *module global* of the kernel's module whose value is ``numba.cuda``. A kernel that
+reaches ``cuda`` as a closure variable or a local import would see the real module and fail.
+So a module that defines reference kernels names ``cuda`` (and the Numba types its kernels use)
+as module globals, bound to ``None`` until the first kernel is built::
+
+    cuda = float32 = None            # module globals, bound by KernelCache on first use
+    _kernels = KernelCache(globals(), "cuda", "float32")
+
+    @_kernels.lazy
+    def reference_gray():
+        @cuda.jit
+        def rgb_to_gray_reference(image, gray):
+            ...
+        return rgb_to_gray_reference
+
+``reference_gray()`` builds the kernel once and returns the same one after. Nothing imports
+``numba.cuda`` before the first build: a chapter imports before the course has chosen between
+the GPU and the simulator.
+"""
+
+from __future__ import annotations
+
+import functools
+from typing import Callable
+
+_NUMBA_CUDA = ("cuda",)
+
+
+class KernelCache:
+    def __init__(self, namespace: dict, *names: str):
+        self._namespace = namespace
+        self._names = names or _NUMBA_CUDA
+        self._built: dict[str, object] = {}
+
+    def bind(self) -> None:
+        """Bind the declared names in the module: ``cuda`` to ``numba.cuda``, any other to the
+        Numba attribute of that name (``float32``, ``int32``, ``void``...)."""
+        import numba
+        from numba import cuda
+        for name in self._names:
+            self._namespace[name] = cuda if name == "cuda" else getattr(numba, name)
+
+    def get(self, key: str, make: Callable[[], object]):
+        """The kernel built by ``make()`` under this key, built on the first call."""
+        if key not in self._built:
+            self.bind()
+            self._built[key] = make()
+        return self._built[key]
+
+    def lazy(self, make: Callable[[], object]) -> Callable[[], object]:
+        """``make`` as a function that builds its kernel once and returns it on every call."""
+        @functools.wraps(make)
+        def kernel():
+            return self.get(make.__qualname__, make)
+        return kernel
+
+    def clear(self) -> None:
+        self._built.clear()
