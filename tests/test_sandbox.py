@@ -327,9 +327,9 @@ def test_links_fifos_and_limits_planted_at_execute_reach_nothing(tmp_path):
     (root / ".aag" / "secret").write_text("s3cret-seed")
     (root / "source" / "leaked.txt").write_text("SOURCE-TEXT")
     release = h.read_nb(root / "course" / name / f"{name}.ipynb")
-    ok = bank.parse(bank.BANK / "vector_add" / "ok_256_threads.py").code
+    ok = bank.parse(bank.BANK / "ch02_data_parallel" / "vector_add" / "ok_256_threads.py").code
     cells = {"honest": ok,
-             "linker": bank.parse(bank.BANK / "vector_add" / "exploit_symlink_secret.py").code,
+             "linker": bank.parse(bank.BANK / "ch02_data_parallel" / "vector_add" / "exploit_symlink_secret.py").code,
              "clobber": ok + CLOBBER, "memhog": ok + MEMHOG, "forker": ok + FORKER}
     for student, code in cells.items():
         nb = h.mutate(release, "vector_add_solution", "", "")
