@@ -85,9 +85,6 @@ def fmt(x) -> str:
     return str(x)
 
 
-_fmt = fmt   # the old name, for a chapter not yet moved to fmt
-
-
 def describe_exception(error: str, kind: str | None) -> str:
     """A hint for a run that raised, hung or crashed."""
     m = re.search(r"tid=\[(\d+), (\d+), (\d+)\] ctaid=\[(\d+), (\d+), (\d+)\]: index (-?\d+) is out of "
