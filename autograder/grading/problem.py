@@ -51,7 +51,8 @@ class Problem:
     - :meth:`cases` -- the visible or hidden cases (draw the seed with :meth:`case_seed`);
     - :meth:`portability_cases`, with :attr:`portable_warp_sizes` -- cases at another warp
       size, for code that must not assume 32 (run in CPU mode when graded on a GPU);
-    - :meth:`time_limit` -- processor seconds one case may take;
+    - :meth:`time_limit` -- processor seconds one case may take (in CPU mode through
+      :meth:`simulated_threads`, the work a case may take);
     - :meth:`run_here` -- one call of the learner's code on one case, in this process;
     - :meth:`judge` -- the verdict on what one call returned (never calls learner code).
     """
@@ -220,7 +221,12 @@ class Problem:
             # never returns costs a minute, not the hours the simulator's rate below would give.
             return 60.0 + 1e-6 * case.thread_count
         # The simulator runs roughly 10^4 threads per second on one core: allow a wide margin.
-        return 20.0 + 2e-3 * case.thread_count
+        return 20.0 + 2e-3 * self.simulated_threads(case)
+
+    def simulated_threads(self, case: Case) -> float:
+        """The thread-sized pieces of work one call on ``case`` may take in CPU mode (the time
+        limit's measure): one per thread, unless a thread may do many points' work."""
+        return case.thread_count
 
     def run_here(self, submission: Callable, case: Case, forget_inputs: bool = False) -> Outcome:
         """One call of the submission on ``case``. ``forget_inputs``: drop the host copies of the
@@ -482,12 +488,12 @@ def _child_cpu_and_blocked(pid: int) -> tuple[float, bool]:
     """The processor seconds a child has used, and whether every thread of it is waiting
     (asleep: a deadlock, or a sleep; not running, ready to run, or stopped by a signal)."""
     import psutil
+    from autograder.grading.sandbox import Watchdog
     try:
         proc = psutil.Process(pid)
-        times = proc.cpu_times()
-        cpu = times.user + times.system
     except psutil.Error:
         return 0.0, False
+    cpu = Watchdog.cpu_seconds([proc])
     try:
         states = []
         for tid in os.listdir(f"/proc/{pid}/task"):

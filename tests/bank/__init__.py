@@ -40,10 +40,10 @@ SETUP = "import numpy as np\nfrom numba import cuda\nimport autograder as ag\n"
 _CHECK = re.compile(r"^ag\.problems\.(ch\d\d)\.(\w+)\.check\((\w+)\)\s*$")
 
 
-def _cells(source: Path) -> dict[str, tuple[int, dict]]:
+def _cells(lines: list[str]) -> dict[str, tuple[int, dict]]:
     """grade_id -> (line of its ``# %%`` marker, nbgrader metadata) in a jupytext source."""
     found = {}
-    for k, line in enumerate(source.read_text().splitlines()):
+    for k, line in enumerate(lines):
         if line.startswith("# %%") and "nbgrader=" in line:
             meta = json.loads(line.split("nbgrader=", 1)[1])
             found[meta["grade_id"]] = (k, meta)
@@ -59,7 +59,7 @@ def exercises(root: Path = ROOT) -> dict[str, dict]:
     for source in sorted((root / "source").glob("ch[0-9][0-9]_*/ch[0-9][0-9]_*.py")):
         chapter = source.parent.name
         lines = source.read_text().splitlines()
-        cells = _cells(source)
+        cells = _cells(lines)
         for grade_id, (k, meta) in cells.items():
             if not (grade_id.endswith("_test") and meta.get("grade")):
                 continue
@@ -182,21 +182,16 @@ def chapter_source(exercise: str) -> Path:
 def cell(exercise: str, grade_id: str) -> str:
     """The source of the chapter's code cell with this nbgrader grade_id (jupytext percent)."""
     lines = chapter_source(exercise).read_text().splitlines()
-    for k, line in enumerate(lines):
-        if not line.startswith("# %%") or "nbgrader=" not in line:
-            continue
-        meta = json.loads(line.split("nbgrader=", 1)[1])
-        if meta.get("grade_id") != grade_id:
-            continue
-        body = []
-        for rest in lines[k + 1:]:
-            if rest.startswith("# %%"):
-                break
-            body.append(rest)
-        while body and not body[-1].strip():
-            body.pop()
-        return "\n".join(body) + "\n"
-    raise KeyError(f"no cell with grade_id {grade_id!r} in {chapter_source(exercise)}")
+    if grade_id not in (cells := _cells(lines)):
+        raise KeyError(f"no cell with grade_id {grade_id!r} in {chapter_source(exercise)}")
+    body = []
+    for rest in lines[cells[grade_id][0] + 1:]:
+        if rest.startswith("# %%"):
+            break
+        body.append(rest)
+    while body and not body[-1].strip():
+        body.pop()
+    return "\n".join(body) + "\n"
 
 
 def grading_cell(exercise: str) -> str:
