@@ -23,7 +23,8 @@ from nbgrader.preprocessors import (
     SaveAutoGrades,
 )
 
-from autograder.nbgrader_ext import ExecuteGuarded, HideHiddenTests, JudgeSubmission
+from autograder.nbgrader_ext import (ExecuteGuarded, HideHiddenTests, JudgeSubmission,
+                                     PerExerciseCsvExportPlugin)
 
 c = get_config()  # noqa: F821 (provided by traitlets when it loads this file)
 
@@ -130,3 +131,7 @@ c.GenerateFeedback.preprocessors = [
     HideHiddenTests,
     CSSHTMLHeaderPreprocessor,
 ]
+
+# `nbgrader export`: nbgrader's CSV columns, then one column per graded cell (an exercise's test,
+# its speed test, a written answer), so a spreadsheet shows which exercises a learner passed.
+c.ExportApp.plugin_class = PerExerciseCsvExportPlugin

@@ -50,17 +50,23 @@ def make_course(root: Path, chapters) -> Path:
     return root
 
 
+def sandbox_mode() -> str:
+    """``require``, as CI and instructors grade; ``auto`` on a laptop without bubblewrap, so that
+    the pipeline tests grade unsandboxed instead of failing (the sandbox's own tests say why they
+    skip). An ``AAG_SANDBOX`` already set wins."""
+    from autograder import sandbox
+    if os.environ.get("AAG_SANDBOX"):
+        return os.environ["AAG_SANDBOX"]
+    return "auto" if sandbox.unavailable_reason() and not os.environ.get("CI") else "require"
+
+
 def env(**extra) -> dict:
     """Environment for nbgrader subprocesses: this package importable, this venv's tools first
-    (nbgrader's gradebook shells out to ``alembic``)."""
+    (nbgrader's gradebook shells out to ``alembic``), the sandbox as :func:`sandbox_mode` says."""
     e = dict(os.environ)
     e["PYTHONPATH"] = os.pathsep.join(filter(None, [str(REPO), e.get("PYTHONPATH")]))
     e["PATH"] = os.pathsep.join([str(Path(sys.executable).parent), e.get("PATH", "")])
-    # Without bubblewrap (a laptop), grade unsandboxed rather than fail every pipeline test; the
-    # sandbox's own tests say why they skip. CI installs bubblewrap and keeps "require".
-    from autograder import sandbox
-    if sandbox.unavailable_reason() and not os.environ.get("CI"):
-        e.setdefault("AAG_SANDBOX", "auto")
+    e["AAG_SANDBOX"] = sandbox_mode()
     e.update({k: str(v) for k, v in extra.items()})
     return e
 

@@ -7,6 +7,7 @@ so the pipeline is tested even where a chapter is being rewritten.
 from __future__ import annotations
 
 import json
+import os
 import re
 import shutil
 import subprocess
@@ -198,10 +199,11 @@ def test_conversion_rejects_duplicate_and_invalid_ids():
 @pytest.mark.slow
 def test_check_reports_a_stale_file_and_a_missing_one(built, tmp_path):
     """Does `build --check` fail, naming the files, when an output was edited or deleted?"""
-    root = tmp_path / "course"
-    shutil.copytree(built, root)
+    chapter = CHAPTERS[0]       # one chapter is enough to see the check at work, and 12x cheaper
+    root = h.make_course(tmp_path / "course", [chapter])
+    for top in OUTPUTS:
+        shutil.copytree(built / top / chapter, root / top / chapter)
     assert aag_build.build(root, check=True) == []
-    chapter = CHAPTERS[0]
     edited = root / "course" / chapter / f"{chapter}.ipynb"
     edited.write_text(edited.read_text().replace("YOUR CODE HERE", "YOUR CODE THERE", 1))
     (root / "solutions" / chapter / f"{chapter}.ipynb").unlink()
@@ -218,6 +220,8 @@ def test_committed_course_and_solutions_are_up_to_date(repo_root):
     """Do the committed course/ and solutions/ match what source/ builds (CI's staleness check)?"""
     if not h.real_chapters():
         pytest.skip("no chapter in source/ yet")
+    if os.environ.get("AAG_STALENESS_CHECKED") == "1":
+        pytest.skip("./aag test ran this check before pytest started, and it passed")
     p = subprocess.run([sys.executable, "-m", "autograder.tools.build", "--check", "--root", repo_root],
                        capture_output=True, text=True, env=h.env())
     assert p.returncode == 0, p.stdout + p.stderr

@@ -44,7 +44,8 @@ def test_test_runs_pytest_on_every_core(fake_build, pytest_call):
     assert fake_build.seen == [["--check"]]
     cmd = calls[0]
     assert cmd[:3] == [sys.executable, "-m", "pytest"]
-    assert cmd[3:7] == ["-n", str(cli._cores()), "--dist", "worksteal"] and cmd[-1] == "tests"
+    assert cmd[3:7] == ["-n", str(cli.workers()), "--dist", "worksteal"] and cmd[-1] == "tests"
+    assert cli.workers() == cli._cores() + 1
 
 
 def test_test_passes_arguments_and_respects_caller_choices(fake_build, pytest_call):

@@ -15,6 +15,7 @@ from pathlib import Path
 import nbformat
 import pytest
 
+import autograder as ag
 from autograder.grading import judge
 from autograder.tools import grade
 from autograder.judge import CheckCall
@@ -189,6 +190,46 @@ def test_a_notebook_is_judged_in_one_student_process(monkeypatch):
     assert len(started) == 1
     assert results["saxpy"].details["cells_run"] == 2          # the two cells after "add"
     assert results["saxpy"].details["cell_errors"] == []       # runs was 11: nothing ran twice
+
+
+CACHING_ADD = GOOD_ADD + '''
+ANSWERS = {}          # what this exercise's kernel computed, kept for the next exercise
+computed_by = add_vectors
+
+def add_vectors(x, y, out):
+    computed_by(x, y, out)
+    ANSWERS[out.size] = out
+'''
+REPLAYING_GRID_STRIDE = '''
+@cuda.jit
+def vector_add_grid_stride(x, y, out):
+    start, stride = cuda.grid(1), cuda.gridsize(1)
+    for i in range(start, out.size, stride):
+        seen = ANSWERS.get(out.size)
+        # reads its inputs and stores every element, but the value is the one cached earlier
+        out[i] = seen[i] + 0 * (x[i] + y[i]) if seen is not None else 0
+'''
+
+
+@pytest.mark.skipif(ag.backend.is_gpu, reason="the cheat reads a Python dict inside a kernel: CPU mode only")
+def test_an_answer_cached_in_one_exercise_earns_nothing_in_the_next(monkeypatch):
+    """The student process lives on from one exercise to the next, so a learner's globals do too:
+    a kernel that replays the answers the previous exercise's kernel computed must still fail.
+    Here the two exercises compute the same thing on the same sizes, so only the inputs differ:
+    every exercise draws its cases from its own seed (with one seed for both, the visible check
+    below passes). Cases run without CPU mode's fork, as on a GPU: the fork would drop the cache."""
+    monkeypatch.setenv("AAG_NO_FORK", "1")
+    monkeypatch.setattr(ag.problems.ch02.vector_add_grid_stride, "cpu_sizes",
+                        ag.problems.ch02.vector_add.cpu_sizes)
+    check_stride = ("ag.problems.ch02.vector_add_grid_stride.check(vector_add_grid_stride)\n"
+                    "ag.problems.ch02.vector_add_grid_stride.check_hidden(vector_add_grid_stride)")
+    nb = _notebook((SETUP, None), (CACHING_ADD, None), (CHECK_ADD, "add"),
+                   (REPLAYING_GRID_STRIDE, None), (check_stride, "grid_stride"))
+    results = judge.judge_notebook(nb, settings())
+    assert results["add"].passed, results["add"].error
+    replayed = results["grid_stride"]
+    assert not replayed.passed and not replayed.lines, replayed.lines   # the visible check failed
+    assert "elements are wrong" in replayed.error, replayed.error
 
 
 def test_an_exercise_that_kills_the_process_costs_the_next_one_nothing():

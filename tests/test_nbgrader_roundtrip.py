@@ -9,6 +9,8 @@ replacing text in one cell); grades are read per test cell from the gradebook.
 from __future__ import annotations
 
 import re
+import secrets
+import shutil
 import time
 from html import unescape
 from pathlib import Path
@@ -17,18 +19,22 @@ import pytest
 
 import autograder as ag
 import nbgrader_helpers as h
+from autograder.grading import judge
 
 pytestmark = pytest.mark.slow
 
 CHAPTER = "ch02_data_parallel"
-# A kernel that never returns stops a cell after this long (nbgrader's Execute timeout, lowered
-# from the course's 300 s so the test is quick), and a hung case inside a check after CHECK_LIMIT.
-TIMEOUT = 25
+OTHERS = [c for c in h.real_chapters() if c != CHAPTER]
+# A kernel that never returns stops a cell after this many seconds of processor time (nbgrader's
+# Execute timeout, lowered from the course's 300 s so the test is quick), and a hung case inside a
+# check after CHECK_LIMIT. Chapter 2's longest cell takes 1.7 s of it in CPU mode; a case, 1 s.
+TIMEOUT, CHECK_LIMIT = 10, 6
+# The other chapters' solutions only have to finish: a generous limit costs them nothing.
+OTHERS_TIMEOUT, OTHERS_CHECK_LIMIT = 60, 15
 if ag.backend.is_gpu:
     # On a GPU the measuring cells run for real: chapter 2's copy-cost cell alone times ten sizes
     # up to 2^28 floats, ten calls each, with 3 GiB of host<->device copies per call at the top.
-    TIMEOUT = 180
-CHECK_LIMIT = 15
+    TIMEOUT, CHECK_LIMIT, OTHERS_TIMEOUT = 180, 15, 300
 # Speed cells are named <exercise>_speed in every chapter.
 
 # student -> (cell, text in the solution, replacement, the test cells it must break). One plain
@@ -49,14 +55,14 @@ WRONG = {
 }
 
 
-def _grading_env():
-    return h.env(AAG_CHECK_TIMEOUT=CHECK_LIMIT, AAG_SPEED_WITHOUT_GPU="zero")
+def _grading_env(check_limit=CHECK_LIMIT):
+    return h.env(AAG_CHECK_TIMEOUT=check_limit, AAG_SPEED_WITHOUT_GPU="zero")
 
 
-def _autograde(root, chapter):
+def _autograde(root, chapter, timeout=TIMEOUT, check_limit=CHECK_LIMIT):
     # The judge gives the cells before an exercise as long as nbgrader gives one cell.
-    h.nbgrader(root, "autograde", chapter, "--force", f"--Execute.timeout={TIMEOUT}",
-               f"--JudgeSubmission.exec_timeout={TIMEOUT}", environ=_grading_env())
+    h.nbgrader(root, "autograde", chapter, "--force", f"--Execute.timeout={timeout}",
+               f"--JudgeSubmission.exec_timeout={timeout}", environ=_grading_env(check_limit))
 
 
 @pytest.fixture(scope="module")
@@ -142,27 +148,75 @@ def _assert_full_marks(cell, score, max_score):
         assert score == max_score, f"{cell}: {score}/{max_score}"
 
 
-@pytest.mark.parametrize("chapter", [c for c in h.real_chapters() if c != CHAPTER])
-def test_every_other_chapter_solution_scores_full_marks(tmp_path, chapter):
+@pytest.fixture(scope="session")
+def all_chapters(tmp_path_factory):
+    """One course with every other chapter, released and solved once (nbgrader globs the ids)."""
+    def make(directory):
+        h.make_course(directory, OTHERS)
+        for chapter in OTHERS:
+            h.aag_build.convert_chapter(directory, chapter)
+        h.nbgrader(directory, "generate_assignment", "ch*", "--force")
+        h.nbgrader(directory, "generate_solution", "ch*", "--force")
+        return str(directory)
+
+    return Path(h.once(tmp_path_factory, "roundtrip-all-chapters", make))
+
+
+def _has_written_answers(nb) -> bool:
+    return any(c.cell_type == "markdown" and c.metadata.get("nbgrader", {}).get("grade")
+               for c in nb.cells)
+
+
+# The one other chapter whose untouched release also goes through nbgrader (its written answers
+# must score 0 at once); every other release is judged directly, as JudgeSubmission judges it.
+BLANK_THROUGH_NBGRADER = "ch05_memory_locality"
+
+
+@pytest.mark.parametrize("chapter", OTHERS)
+def test_every_other_chapter_solution_scores_full_marks(tmp_path, monkeypatch, all_chapters, chapter):
     """Does every other chapter's solution get full marks at autograde (and its release zero)?"""
-    h.make_course(tmp_path, [chapter])
-    h.prepare(tmp_path, chapter)
-    solution = h.read_nb(tmp_path / "solutions" / chapter / f"{chapter}.ipynb")
-    release = h.read_nb(tmp_path / "course" / chapter / f"{chapter}.ipynb")
-    h.submit(tmp_path, chapter, "sol", solution)
-    h.submit(tmp_path, chapter, "blank", release)
-    _autograde(tmp_path, chapter)
-    scores = h.grades(tmp_path, chapter, "sol")
+    root = tmp_path / "course"               # a copy: each test writes its own gradebook
+    shutil.copytree(all_chapters, root, ignore=shutil.ignore_patterns("submitted", "autograded"))
+    solution = h.read_nb(root / "solutions" / chapter / f"{chapter}.ipynb")
+    release = h.read_nb(root / "course" / chapter / f"{chapter}.ipynb")
+    h.submit(root, chapter, "sol", solution)
+    blank_in_nbgrader = chapter == BLANK_THROUGH_NBGRADER
+    if blank_in_nbgrader:
+        assert _has_written_answers(release), f"{chapter} has no written answer to leave blank"
+        h.submit(root, chapter, "blank", release)
+    _autograde(root, chapter, OTHERS_TIMEOUT, OTHERS_CHECK_LIMIT)
+    scores = h.grades(root, chapter, "sol")
     assert set(scores) == set(h.grade_cells(release))
     for cell, (score, max_score) in scores.items():
         _assert_full_marks(cell, score, max_score)
-    _assert_ran_without_errors(tmp_path, chapter)
-    blank = h.grades(tmp_path, chapter, "blank")
-    assert blank and all(score == 0 for score, _ in blank.values()), blank
-    # Written answers wait for the instructor; an untouched answer cell scores 0 at once.
-    written = h.manual_grades(tmp_path, chapter, "sol")
+    _assert_ran_without_errors(root, chapter)
+    # Written answers wait for the instructor.
+    written = h.manual_grades(root, chapter, "sol")
     assert all(needs for _, needs in written.values()), written
-    assert all(score == 0 for score, _ in h.manual_grades(tmp_path, chapter, "blank").values())
+    if blank_in_nbgrader:
+        blank = h.grades(root, chapter, "blank")
+        assert blank and all(score == 0 for score, _ in blank.values()), blank
+        # An untouched answer cell scores 0 at once.
+        assert all(score == 0 for score, _ in h.manual_grades(root, chapter, "blank").values())
+    else:
+        _assert_release_fails_every_exercise(root, chapter, release, monkeypatch)
+
+
+def _assert_release_fails_every_exercise(root, chapter, release, monkeypatch):
+    """The untouched release, judged as JudgeSubmission judges it in nbgrader autograde (same
+    settings and limits), fails every graded cell: none of its stubs passes a check by accident."""
+    code_cells = set(h.grade_cells(release))
+    judged = {grade_id for _, grade_id, _ in judge.grade_cells(release)}
+    assert judged == code_cells, f"graded cells the judge does not make: {code_cells - judged}"
+    monkeypatch.setenv("AAG_CHECK_TIMEOUT", str(OTHERS_CHECK_LIMIT))
+    folder = root / "autograded" / "blank" / chapter
+    folder.mkdir(parents=True)
+    settings = judge.Settings(secret=secrets.token_hex(16), sandbox=h.sandbox_mode(),
+                              protected=(root.resolve(),), exec_timeout=OTHERS_TIMEOUT,
+                              speed_without_gpu="zero")
+    results = judge.judge_notebook(release, settings, files_from=folder)
+    passed = [grade_id for grade_id, r in results.items() if r.passed]
+    assert not passed, f"{chapter}'s release passes {passed}"
 
 
 def test_untouched_release_scores_zero_everywhere(graded):

@@ -20,11 +20,16 @@ _kernels = KernelCache(globals(), "cuda", "float32", "int32")
 def fill_kernel():
     """``fill[blocks, threads](out, value)``: every element of ``out`` set to ``value`` (a
     grid-stride loop), for the scratch arrays a launch of 11.4 or 11.5 starts from."""
+    from autograder.grading import provenance
+
     @cuda.jit
     def fill(out, value):
         for i in range(cuda.grid(1), out.size, cuda.gridsize(1)):
             out[i] = value
-    return fill
+    # It prepares a check call (resets its scratch arrays) and computes no answer: launching it
+    # inside the call is not a kernel that is not the learner's (on a GPU that would fail a
+    # correct 11.4 or 11.5).
+    return provenance.course_helper(fill)
 
 
 # ---- the course's reference kernels -------------------------------------------------------------------
