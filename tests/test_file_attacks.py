@@ -245,6 +245,22 @@ def _npz(path: Path, compressed: bool = False, **arrays) -> None:
     (np.savez_compressed if compressed else np.savez)(path, **arrays)
 
 
+def test_read_file_reads_plain_files_only_and_never_waits(course):
+    """What the grader reads back from a folder learner code wrote (the autograded notebook,
+    judge.json, timestamp.txt): a link, a FIFO or a missing file read as nothing, at once."""
+    root, work = course
+    os.symlink(root / ".aag" / "secret", work / "judge.json")
+    os.mkfifo(work / "timestamp.txt")
+    assert safe_files.read_file(work / "helper.py") == b"X = 1\n"
+    start = time.monotonic()
+    assert safe_files.read_file(work / "judge.json") is None
+    assert safe_files.read_file(work / "timestamp.txt") is None
+    assert safe_files.read_file(work / "missing.txt") is None
+    assert time.monotonic() - start < 5
+    with pytest.raises(UnsafeFile, match="larger"):
+        safe_files.read_file(work / "helper.py", max_bytes=4)
+
+
 def test_load_npz_reads_a_plain_archive(tmp_path):
     _npz(tmp_path / "o.npz", out=np.arange(10, dtype=np.float32))
     got = load_npz(tmp_path, "o.npz", max_bytes=1000, max_file=10000)

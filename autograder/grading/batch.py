@@ -30,14 +30,15 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from autograder.core import spec
+from autograder.machine import device, timing
 from autograder.grading import safe_files
 
 # What a submission folder may hold when it is sent to a worker: the judge's own caps.
 MAX_FILES = safe_files.DEFAULT_MAX_FILES
 MAX_BYTES = safe_files.DEFAULT_MAX_BYTES
 # The grading settings a worker's nbgrader run takes from the instructor's environment.
-SETTINGS_ENV = ("AAG_SANDBOX", spec.CHECK_TIMEOUT_ENV, spec.SPEED_WITHOUT_GPU_ENV, "AAG_BACKEND",
-                "AAG_SPEED_BARS")
+SETTINGS_ENV = ("AAG_SANDBOX", spec.CHECK_TIMEOUT_ENV, spec.SPEED_WITHOUT_GPU_ENV,
+                device.BACKEND_ENV, timing.SPEED_BARS_ENV)
 
 
 class NotGraded(Exception):
@@ -147,12 +148,10 @@ def grade_submission(kit: CourseKit, student: str, files: dict[str, bytes]) -> O
         graded = root / "autograded" / student / kit.assignment
         out: dict[str, bytes] = {}
         for name in [f"{n}.ipynb" for n in kit.notebooks] + ["judge.json"]:
-            try:   # the judge removed every link there; read without following one all the same
-                fd = os.open(graded / name, os.O_RDONLY | os.O_NOFOLLOW | os.O_CLOEXEC)
-            except FileNotFoundError:
-                continue
-            with os.fdopen(fd, "rb") as f:
-                out[name] = f.read()
+            # the judge removed every link there; read without following one all the same
+            data = safe_files.read_file(graded / name)
+            if data is not None:
+                out[name] = data
         scores: dict[str, tuple[float, float]] = {}
         with Gradebook(f"sqlite:///{root / 'gradebook.db'}") as gb:
             for notebook in kit.notebooks:

@@ -27,6 +27,7 @@ What this module does instead:
   learner's own plain files.
 * :func:`write_file` writes through a fresh temporary file made with ``O_EXCL | O_NOFOLLOW`` and
   renamed over the name: whatever was at the name (a link included) is replaced, never followed.
+* :func:`read_file` reads a plain file there the same way (a link or a FIFO reads as nothing).
 * :func:`load_npz` reads a student process's ``.npz`` without following a link and refuses it
   before decompressing anything when its members would inflate past a cap; :func:`save_npz`
   writes the judge's inputs for it the same way as :func:`write_file`.
@@ -348,6 +349,26 @@ def write_file(folder: Path, name: str, data: bytes, mode: int = 0o644) -> None:
             raise
     finally:
         os.close(fd)
+
+
+def read_file(path: Path, max_bytes: int = DEFAULT_MAX_BYTES) -> bytes | None:
+    """The bytes of ``path`` if it is a regular file, read without following a link at its name
+    and without waiting on a FIFO; None if it is missing, a link or anything but a plain file.
+    Raises :class:`UnsafeFile` past ``max_bytes``. For files the grader reads where learner
+    code could have written (the autograded folder)."""
+    try:
+        fd = os.open(path, _FILE_FLAGS)
+    except OSError:          # missing, or ELOOP: a symbolic link
+        return None
+    with os.fdopen(fd, "rb") as f:
+        st = os.fstat(fd)
+        if not stat.S_ISREG(st.st_mode):
+            return None
+        if st.st_size > max_bytes:
+            raise UnsafeFile(f"{Path(path).name} is larger ({_size_text(st.st_size)}) than the "
+                             f"grader reads ({_size_text(max_bytes)})")
+        os.set_blocking(fd, True)
+        return f.read()
 
 
 def save_npz(folder: Path, name: str, arrays: dict) -> None:

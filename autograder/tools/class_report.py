@@ -19,12 +19,13 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
 import re
 import sys
 from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
+
+from autograder.grading import safe_files
 
 
 @dataclass
@@ -66,15 +67,6 @@ def reason(text: str) -> str:
     return line[:140]
 
 
-def _read(path: Path) -> bytes | None:
-    try:
-        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_CLOEXEC)
-    except OSError:
-        return None
-    with os.fdopen(fd, "rb") as f:
-        return f.read()
-
-
 def _errors(nb_bytes: bytes | None) -> dict[str, str]:
     """grade_id -> the error text of that graded cell in an autograded notebook."""
     if not nb_bytes:
@@ -114,9 +106,9 @@ def collect(course: Path, assignment: str) -> ClassReport:
         for submission in found.submissions:
             learners += 1
             folder = course / "autograded" / submission.student.id / assignment
-            report = json.loads(_read(folder / "judge.json") or b"{}")
+            report = json.loads(safe_files.read_file(folder / "judge.json") or b"{}")
             for notebook in submission.notebooks:
-                errors = _errors(_read(folder / f"{notebook.name}.ipynb"))
+                errors = _errors(safe_files.read_file(folder / f"{notebook.name}.ipynb"))
                 for grade in notebook.grades:
                     stats = cells[grade.name]
                     if grade.needs_manual_grade:
@@ -129,7 +121,8 @@ def collect(course: Path, assignment: str) -> ClassReport:
                         stats.reasons[reason(errors.get(grade.name, "scored less than full marks"))] += 1
                     for flag in report.get(grade.name, {}).get("flags", []):
                         stats.flagged.append((submission.student.id, flag))
-    runs = json.loads(_read(course / ".aag" / "grade-all" / f"{assignment}.json") or b"{}")
+    runs = json.loads(safe_files.read_file(course / ".aag" / "grade-all" / f"{assignment}.json")
+                      or b"{}")
     not_graded = {k: v.get("why", "") for k, v in runs.items() if not v.get("graded")}
     return ClassReport(assignment, learners, cells, not_graded)
 

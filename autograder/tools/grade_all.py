@@ -70,15 +70,6 @@ def _gradebook(course: Path):
     return Gradebook(f"sqlite:///{course / 'gradebook.db'}")
 
 
-def _text(path: Path) -> str | None:
-    try:
-        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_CLOEXEC)
-    except OSError:
-        return None
-    with os.fdopen(fd) as f:
-        return f.read(256)
-
-
 def submissions(course: Path, assignment: str, notebooks: list[str], force: bool,
                 only: set[str] | None = None) -> tuple[list[Submission], list[str]]:
     """(to grade, already graded) among ``submitted/*/<assignment>``. Already graded: the
@@ -104,7 +95,8 @@ def submissions(course: Path, assignment: str, notebooks: list[str], force: bool
                 in_gradebook = False
             if (not force and in_gradebook
                     and all((graded / f"{n}.ipynb").is_file() for n in notebooks)
-                    and _text(graded / "timestamp.txt") == _text(folder / "timestamp.txt")):
+                    and safe_files.read_file(graded / "timestamp.txt")
+                    == safe_files.read_file(folder / "timestamp.txt")):
                 done.append(student)
             else:
                 todo.append(Submission(student, folder))
