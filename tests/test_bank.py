@@ -37,7 +37,6 @@ from autograder import judge
 
 pytestmark = pytest.mark.slow
 
-CHECK_LIMIT = 10       # seconds of processor time a single case may use (AAG_CHECK_TIMEOUT)
 CELL_TIMEOUT = 60      # nbgrader's per-cell timeout, and the judge's for the cells before a test
 POINTS = {"test_id": 3, "speed_id": 2}
 
@@ -71,7 +70,11 @@ def _judge(directory: Path, chapter: str, monkeypatch) -> dict:
     course = directory / "course"                    # what the sandbox must never show
     (course / ".aag").mkdir(parents=True)
     (course / ".aag" / "secret").write_text(secrets.token_hex(16))
-    monkeypatch.setenv("AAG_CHECK_TIMEOUT", str(CHECK_LIMIT))
+    # Each case gets the course's own processor-time limit (Problem.time_limit), as a learner's
+    # does: the simulator's cost per thread grows when several run on a busy machine (a 4,096-
+    # thread case of chapter 7 took 3.3 s alone and over 10 s in CI), so a tighter limit here
+    # would fail correct kernels that the course passes.
+    monkeypatch.delenv("AAG_CHECK_TIMEOUT", raising=False)
     settings = judge.Settings(secret=(course / ".aag" / "secret").read_text(), sandbox="require",
                               protected=(course.resolve(),), exec_timeout=CELL_TIMEOUT,
                               speed_without_gpu="zero")
@@ -106,7 +109,7 @@ def _autograde(directory: Path, exercises: list[str]) -> dict:
             h.submit(root, name, entry.name, nb)
     h.nbgrader(root, "autograde", "bank_*", "--force", f"--Execute.timeout={CELL_TIMEOUT}",
                f"--JudgeSubmission.exec_timeout={CELL_TIMEOUT}", timeout=3000,
-               environ=h.env(AAG_CHECK_TIMEOUT=CHECK_LIMIT, AAG_SPEED_WITHOUT_GPU="zero"))
+               environ=h.env(AAG_SPEED_WITHOUT_GPU="zero"))
     results = {}
     for exercise, name in names.items():
         results[exercise] = {}
