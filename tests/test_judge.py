@@ -367,3 +367,54 @@ def test_a_syntax_error_in_the_solution_cell_is_reported_as_such_with_its_line()
     assert "`def add_vectors(x, y, out)`" in result.error and "`solution`" in result.error
     assert "did that cell raise" not in result.error
     assert result.details["cell_errors"][0]["error"].startswith("SyntaxError")
+
+
+GOOD_GRID_STRIDE = '''
+@cuda.jit
+def vector_add_grid_stride(x, y, out):
+    start, stride = cuda.grid(1), cuda.gridsize(1)
+    for i in range(start, out.size, stride):
+        out[i] = x[i] + y[i]
+'''
+
+
+@pytest.mark.skipif(ag.backend.is_gpu, reason="simulates a GPU judge by patching it; CPU mode only")
+def test_a_speed_test_leaves_its_student_process_to_the_next_exercise(monkeypatch):
+    """The course reference and the copy are timed before any of the notebook's code runs, so
+    after a speed test the student process only frees its buffers and runs on into the next
+    exercise: one process for the notebook, no cell run twice. The GPU is simulated (the judge is
+    told it has one; the speed protocol runs on the simulator with host clocks, the copy and the
+    CPU baseline stand-ins, the bar set so that any time passes: the protocol is under test)."""
+    from autograder.core.spec import SpeedBar
+    from autograder.grading import speed
+    from autograder.machine import timing
+    problem = ag.problems.ch02.vector_add_grid_stride
+    monkeypatch.setattr(judge, "on_gpu", lambda: True)
+    monkeypatch.setattr(type(problem), "sizes", property(lambda self: self.cpu_sizes))
+    monkeypatch.setattr(problem, "cpu_sizes", problem.cpu_sizes.__class__(
+        **{**problem.cpu_sizes.__dict__, "speed": 3001}))
+    monkeypatch.setattr(timing, "speed_blocks", lambda n, threads: 3)
+    monkeypatch.setattr(timing, "copy_ceiling", lambda nbytes: timing.Stats(
+        "copy ceiling (stand-in)", 1e-6, 1, 1e-6, 0.0, nbytes, 0))
+    label = problem.baselines[problem.speed.baseline].label
+    monkeypatch.setattr(speed, "cpu_baselines", lambda p, n, only=None: [
+        timing.Stats(label, 1e9, 1, 1e9, 0.0, 0, 0)])
+    monkeypatch.setattr(speed, "speed_bar", lambda p: SpeedBar(
+        min_fraction_of_reference=0.0, baseline=problem.speed.baseline, min_speedup=0.0))
+    started = []
+    real = judge.StudentProcess.__init__
+    monkeypatch.setattr(judge.StudentProcess, "__init__",
+                        lambda self, *a, **k: (started.append(1), real(self, *a, **k))[1])
+    nb = _notebook((SETUP + "runs = 0", None), (GOOD_GRID_STRIDE + "\nruns += 1", None),
+                   ("ag.problems.ch02.vector_add_grid_stride.check_speed(vector_add_grid_stride)",
+                    "stride_speed"),
+                   ("assert runs == 1, runs\n" + GOOD_SAXPY, None), (CHECK_SAXPY, "saxpy"))
+    results = judge.judge_notebook(nb, settings(speed_calls=4))
+    speed_result, saxpy = results["stride_speed"], results["saxpy"]
+    assert speed_result.passed, speed_result.error
+    phases = speed_result.details["speed"]["seconds"]
+    assert "course reference" in phases and "freeing the buffers" in phases, phases
+    assert "closing the student process" not in phases, phases
+    assert saxpy.passed, saxpy.error
+    assert len(started) == 1, started
+    assert saxpy.details["cells_run"] == 1 and saxpy.details["cell_errors"] == []

@@ -1,8 +1,11 @@
 """Does the timing harness refuse to time the simulator, and cache CPU baselines per machine?"""
 
+import re
+
 import pytest
 
 import autograder as ag
+import nbgrader_helpers as h
 from autograder import timing
 from autograder.grading import speed
 
@@ -78,3 +81,47 @@ def test_only_the_rule_reads_the_speed_setting():
     readers = [str(p.relative_to(package)) for p in package.rglob("*.py")
                if re.search(r"[\"']AAG_SPEED_WITHOUT_GPU[\"']", p.read_text())]
     assert readers == ["core/spec.py"], readers
+
+
+def test_timing_refuses_while_the_notebook_is_graded(monkeypatch):
+    """On a GPU, is timing refused while the grader runs the notebook (AAG_GRADING=judge), with a
+    reason that says so, and allowed otherwise? In CPU mode the reason is the missing GPU."""
+    from types import SimpleNamespace
+    from autograder.machine import device
+    monkeypatch.delenv("AAG_GRADING", raising=False)
+    if not ag.backend.is_gpu:
+        assert "needs a GPU" in timing.not_measured("Timing the scans")
+        assert not timing.measuring()
+    gpu = SimpleNamespace(is_gpu=True, label="cuda", reason="faked")
+    monkeypatch.setattr(device, "current", lambda: gpu)
+    assert timing.not_measured("Timing the scans") is None and timing.measuring()
+    timing.require_gpu()                          # no error on a GPU outside grading
+    monkeypatch.setenv("AAG_GRADING", "judge")
+    assert not timing.measuring()
+    with pytest.raises(timing.NeedsGPU, match="Timing the scans is skipped while the notebook is graded"):
+        timing.require_gpu("Timing the scans")
+    with pytest.raises(timing.NeedsGPU, match="skipped while the notebook is graded"):
+        timing.time_gpu("x", lambda i: None)
+
+
+# Calls that time kernels in a chapter's cell (the course's timing helpers and chapter `measure`s).
+TIMING_CALLS = re.compile(r"\b(time_gpu|copy_ceiling|copy_variants|copy_cost|measure|for_problem)\(")
+# What lets such a cell skip its timing in CPU mode and while the notebook is graded.
+ASKS_FIRST = re.compile(r"not_measured\(|except ag\.timing\.NeedsGPU|except timing\.NeedsGPU")
+
+
+@pytest.mark.parametrize("chapter", h.real_chapters())
+def test_every_measuring_cell_skips_its_timing_while_graded(chapter):
+    """Does every cell of a chapter that times kernels ask first (``ag.timing.not_measured()`` or
+    catch ``NeedsGPU``), so that the grader's run of a notebook times none of its experiments?
+    (for_problem, the roofline, asks inside.) A cell that timed its kernels under the grader
+    would cost the grader's GPU seconds to minutes per submission, for no points."""
+    source = (h.chapter_source_dir(chapter) / f"{chapter}.py").read_text()
+    for cell in re.split(r"\n(?=# %%)", source):
+        if cell.startswith("# %% [markdown]"):
+            continue
+        calls = {m.group(1) for m in TIMING_CALLS.finditer(cell)} - {"for_problem"}
+        if calls and not ASKS_FIRST.search(cell):
+            first = next(line for line in cell.splitlines()[1:] if line.strip())
+            pytest.fail(f"{chapter}: the cell starting {first!r} times kernels ({', '.join(sorted(calls))}) "
+                        "without asking ag.timing.not_measured() or catching ag.timing.NeedsGPU")

@@ -22,6 +22,16 @@ SPEED_WITHOUT_GPU = ("zero", "full", "not-applicable")
 SPEED_WITHOUT_GPU_DEFAULT = {"autograde": "zero", "self-grade": "not-applicable",
                              "notebook": "not-applicable"}
 CHECK_TIMEOUT_ENV = "AAG_CHECK_TIMEOUT"  # seconds a single case may run before it counts as a hang
+# "judge" in the processes that run a learner's notebook at grading time (nbgrader's kernel, the
+# judge's student processes): the notebook's own checks defer to the judge, and its measuring
+# cells skip their timing (measurements earn no points; the grader times only the speed cells).
+GRADING_ENV = "AAG_GRADING"
+
+
+def being_graded() -> bool:
+    """Is this process running a learner's notebook for the grader?"""
+    import os
+    return os.environ.get(GRADING_ENV) == "judge"
 
 
 def speed_without_gpu(where: str, configured: str | None = None) -> str:

@@ -35,7 +35,7 @@ import tempfile
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Callable
+from typing import Any, Callable
 
 import numpy as np
 
@@ -386,12 +386,17 @@ class StudentProcess:
 
     def ask(self, obj: dict, expect: str, allow: float) -> dict:
         """Send a request and wait for its answer; the process is stopped after ``allow`` s."""
+        self.begin(obj, allow)
+        return self.receive(expect)
+
+    def begin(self, obj: dict, allow: float) -> None:
+        """Send a request whose answer :meth:`receive` reads later (meanwhile this process may
+        work); the student process is stopped if it has not answered within ``allow`` s."""
         self.proc.deadline_in(allow)
         try:
             self.send(obj)
         except (BrokenPipeError, OSError):
             raise StudentGone(self._why_gone()) from None
-        return self.receive(expect)
 
     def _why_gone(self) -> str:
         code = self.proc.close()
@@ -497,10 +502,12 @@ class Session:
 
 def judge_exercise(cells: list[dict], checks: list[CheckCall], settings: Settings,
                    grade_id: str = "", files_from: Path | None = None,
-                   session: Session | None = None) -> CellResult:
+                   session: Session | None = None,
+                   yardsticks: dict[str, Yardsticks] | None = None) -> CellResult:
     """Run ``cells`` (the non-test code before the grade cell) in a student process and judge
     every check of the grade cell: a fresh process, or the ``session``'s if it ran a prefix of
-    ``cells`` (then only the rest run)."""
+    ``cells`` (then only the rest run). ``yardsticks``: the speed checks' reference and copy
+    timings by problem path, timed before any learner code ran (:func:`time_yardsticks`)."""
     result = CellResult(grade_id, True)
     source = "\n".join(c["source"] for c in cells)
     result.flags = flags_in(source)
@@ -530,8 +537,11 @@ def judge_exercise(cells: list[dict], checks: list[CheckCall], settings: Setting
                     raise RuntimeError("the judge's student process failed to start:\n"
                                        + hello["error"])
             result.flags += session.notes
+            t_cells = time.monotonic()
             executed = student.ask({"op": "exec", "cells": todo}, "executed",
                                    allow=settings.exec_timeout)
+            result.details["cells_seconds"] = round(time.monotonic() - t_cells, 2)
+            result.details["processes_started"] = session.started
             session.cell_errors += executed["errors"]
             result.details["cell_errors"] = list(session.cell_errors)
             result.details["sandboxed"] = student.sandboxed
@@ -539,7 +549,8 @@ def judge_exercise(cells: list[dict], checks: list[CheckCall], settings: Setting
         for call in checks:
             problem = problem_by_path(call.problem)
             if call.kind == "check_speed":
-                verdict = _judge_speed(student, problem, call, settings, result)
+                verdict = _judge_speed(student, problem, call, settings, result,
+                                       (yardsticks or {}).get(call.problem))
             else:
                 verdict = _judge_cases(student, problem, call, settings, result)
                 if verdict.passed and call.kind == "check_hidden":
@@ -592,10 +603,13 @@ def _judge_other_warp_sizes(cells, problem, call: CheckCall, settings: Settings,
             if hello.get("error"):
                 raise RuntimeError("the judge's CPU-mode student process failed to start:\n"
                                    + hello["error"])
+            t_warp = time.monotonic()
             student.ask({"op": "exec", "cells": cells}, "executed", allow=settings.exec_timeout)
             verdict = _judge_cases(student, problem, call, settings, result, cases=cases)
         finally:
             student.close()
+        result.details.setdefault("other_warp_sizes_seconds", []).append(
+            round(time.monotonic() - t_warp, 2))
         result.details.setdefault("other_warp_sizes", []).append(warp)
         if not verdict.passed:
             verdict.hint = (f"(run at warp size {warp} in CPU mode by the grader: a GPU has one "
@@ -713,11 +727,62 @@ def _size_text(problem, size) -> str:
     return f"n = {size:,}"
 
 
+@dataclass
+class Yardsticks:
+    """What a speed test sets the learner's time against, timed on this GPU: the course
+    reference on the test's inputs and plan, and a copy of the same bytes."""
+    reference_ms: float
+    ceiling: Any                  # timing.Stats
+    seconds: dict = field(default_factory=dict)
+
+
+def _speed_plan(problem, settings: Settings):
+    """(rng, nonce, plan) of a speed test: the inputs' seed and the (content set, buffer) of each
+    call, drawn from the secret; the rng goes on to draw the sampled outputs of each call."""
+    rng = np.random.default_rng(stable_seed(problem.name, settings.secret, "speed"))
+    nonce = int(rng.integers(1 << 62))
+    plan = [(int(rng.integers(SPEED_CONTENTS)), int(rng.integers(SPEED_BUFFERS)))
+            for _ in range(SPEED_WARMUP + settings.speed_calls)]
+    return rng, nonce, plan
+
+
+SPEED_CONTENTS, SPEED_BUFFERS, SPEED_WARMUP = 3, 2, 3
+
+
+def time_yardsticks(problem, settings: Settings) -> Yardsticks:
+    """Time the course reference and the copy ceiling of ``problem``'s speed test now. The judge
+    does it for every speed cell of a notebook before any of the notebook's code runs: no learner
+    process is alive then, so nothing of theirs can share the GPU with these timings, and the
+    student process does not have to be stopped for them after its own timed calls (which would
+    cost the next exercise a new process and a re-run of every cell above it)."""
+    from autograder.machine import timing
+    size = problem.sizes.speed
+    blocks, threads = problem.speed_shape(size)
+    _, nonce, plan = _speed_plan(problem, settings)
+    t0 = time.monotonic()
+    with gpu_lock(settings.gpu_lock_dir):
+        t1 = time.monotonic()
+        host = [speed_inputs(problem, nonce, c, size) for c in range(SPEED_CONTENTS)]
+        t2 = time.monotonic()
+        ref_ms = time_reference(problem, host, plan[SPEED_WARMUP:], size, blocks, threads)
+        del host
+        t3 = time.monotonic()
+        ceiling = timing.copy_ceiling(problem.bytes_moved(size))
+        t4 = time.monotonic()
+    return Yardsticks(ref_ms, ceiling, {"waiting for the GPU": round(t1 - t0, 3),
+                                        "inputs for the reference": round(t2 - t1, 3),
+                                        "course reference": round(t3 - t2, 3),
+                                        "copy ceiling": round(t4 - t3, 3)})
+
+
 def _judge_speed(student, problem, call: CheckCall, settings: Settings,
-                 result: CellResult) -> Verdict:
+                 result: CellResult, yardsticks: Yardsticks | None = None) -> Verdict:
     """Time the learner's code on chip-filling inputs and judge it against the course reference
     (timed here, same plan) and the bar's CPU baseline. ``student`` is a sandboxed
-    :class:`StudentProcess` at autograde, or a :class:`LocalStudent` in the learner's notebook."""
+    :class:`StudentProcess` at autograde, or a :class:`LocalStudent` in the learner's notebook.
+    With ``yardsticks`` (timed before any learner code ran, :func:`time_yardsticks`) the student
+    process only frees its buffers afterwards and goes on to the next exercise; without, it is
+    stopped before the reference is timed here, so that nothing of the learner's runs beside it."""
     from autograder.machine import timing
     name = problem.name + " (speed)"
     if not on_gpu():
@@ -731,17 +796,26 @@ def _judge_speed(student, problem, call: CheckCall, settings: Settings,
     where = _size_text(problem, size)
     blocks, threads = problem.speed_shape(size)
     out_count = int(np.prod(next(iter(problem.outputs(size).values()))[0]))
-    rng = np.random.default_rng(stable_seed(problem.name, settings.secret, "speed"))
-    nonce = int(rng.integers(1 << 62))
-    contents, buffers, warmup = 3, 2, 3
-    plan = [(int(rng.integers(contents)), int(rng.integers(buffers)))
-            for _ in range(warmup + settings.speed_calls)]
+    rng, nonce, plan = _speed_plan(problem, settings)
+    warmup = SPEED_WARMUP
     progress = settings.progress or (lambda text: None)
+    phases: dict[str, float] = dict(yardsticks.seconds) if yardsticks else {}
+    mark = [time.monotonic()]
+
+    def lap(name: str) -> None:      # seconds per step, for the instructor (judge.json)
+        now = time.monotonic()
+        phases[name] = round(phases.get(name, 0.0) + now - mark[0], 3)
+        mark[0] = now
+
     with gpu_lock(settings.gpu_lock_dir):
+        lap("waiting for the GPU")
         progress("making inputs")
-        student.ask({"op": "speed_setup", "problem": call.problem, "size": size, "nonce": nonce,
-                     "contents": contents, "buffers": buffers}, "speed_ready", allow=180)
-        host = [speed_inputs(problem, nonce, c, size) for c in range(contents)]
+        # The student process makes its copy of the inputs while this process makes its own.
+        student.begin({"op": "speed_setup", "problem": call.problem, "size": size, "nonce": nonce,
+                       "contents": SPEED_CONTENTS, "buffers": SPEED_BUFFERS}, allow=180)
+        host = [speed_inputs(problem, nonce, c, size) for c in range(SPEED_CONTENTS)]
+        student.receive("speed_ready")
+        lap("inputs")
         yours, launched, streams = [], [], 0
         for i, (c, b) in enumerate(plan):
             progress(f"timed call {i + 1} of {len(plan)} (the first {warmup} are warm-up)")
@@ -751,12 +825,14 @@ def _judge_speed(student, problem, call: CheckCall, settings: Settings,
             if msg["error"]:
                 return Verdict(name, False, where, msg["error"].splitlines()[-1][:300],
                                describe_exception(msg["error"], "exception"))
+            lap("timed calls")
             idx = _sample_indices(rng, out_count)
             sample = student.ask({"op": "sample", "buffer": b, "call": i, "idx": idx.tolist()},
                                  "sampled", allow=30)
             got = student.load(sample["file"], safe_files.npz_bytes(
                 {k: ((idx.size,), dt) for k, (_, dt) in problem.outputs(size).items()}))
             wrong = _check_sample(problem, host[c], out_count, idx, got)
+            lap("sample checks")
             if wrong:
                 return Verdict(name, False, f"{where}, timed call {i + 1}", wrong,
                                "every timed call's output is checked: a kernel must do all of its "
@@ -769,13 +845,23 @@ def _judge_speed(student, problem, call: CheckCall, settings: Settings,
             launched.append(msg["student_launches"])
             if i >= warmup:
                 yours.append(msg["ms"])
-        student.close()   # frees the GPU before the reference is timed in this process
-        progress("timing the course reference")
-        ref_ms = time_reference(problem, host, plan[warmup:], size, blocks, threads)
-        progress("timing a copy of the same bytes")
-        ceiling = timing.copy_ceiling(problem.bytes_moved(size))
+        if yardsticks is None:
+            student.close()   # frees the GPU before the reference is timed in this process
+            lap("closing the student process")
+            progress("timing the course reference")
+            ref_ms = time_reference(problem, host, plan[warmup:], size, blocks, threads)
+            lap("course reference")
+            progress("timing a copy of the same bytes")
+            ceiling = timing.copy_ceiling(problem.bytes_moved(size))
+            lap("copy ceiling")
+        else:
+            student.ask({"op": "speed_release"}, "speed_released", allow=60)
+            lap("freeing the buffers")
+            ref_ms, ceiling = yardsticks.reference_ms, yardsticks.ceiling
+        del host
         progress("the CPU baselines (measured once per machine, then cached)")
         base = speed.cpu_baselines(problem, size, only=(bar.baseline,))
+        lap("CPU baseline")
     median = float(np.median(yours))
     nbytes = problem.bytes_moved(size)
     flops = problem.flops(size) if problem.flops else 0
@@ -783,7 +869,7 @@ def _judge_speed(student, problem, call: CheckCall, settings: Settings,
                "copy_ceiling_ms": ceiling.median_ms, "copy_ceiling_label": ceiling.label,
                "bytes": nbytes, "flops": flops, "streams_created": streams,
                "launches_per_call": launched,
-               "cpu_baselines": {b.label: b.median_ms for b in base}}
+               "cpu_baselines": {b.label: b.median_ms for b in base}, "seconds": phases}
     label = problem.baselines[bar.baseline].label
     cpu = next((b for b in base if b.label == label), None)
     details["cpu_baseline"] = {"label": label, "ms": cpu.median_ms if cpu else None}
@@ -831,10 +917,19 @@ class LocalStudent:
         self.namespace = {func_name: submission}
         self.files: dict[str, dict] = {}
 
+    def begin(self, obj: dict, allow: float) -> None:
+        self._answer = self.ask(obj, "", allow)
+
+    def receive(self, expect: str) -> dict:
+        return self._answer
+
     def ask(self, obj: dict, expect: str, allow: float) -> dict:
         from autograder.core.spec import Case, as_size
         from autograder.grading.runner import problem_by_path
         op = obj["op"]
+        if op == "speed_release":
+            self.harness.release()
+            return {"op": "speed_released"}
         if op == "speed_setup":
             self.harness.speed_setup(problem_by_path(obj["problem"]), obj["size"], obj["nonce"],
                                      obj["contents"], obj["buffers"])
@@ -969,16 +1064,40 @@ def cells_before(nb, index: int) -> list[dict]:
     return cells
 
 
+def speed_yardsticks(checks: list[CheckCall], settings: Settings,
+                     progress: Callable[[str], None] | None = None) -> dict[str, Yardsticks]:
+    """The yardsticks of every speed check among ``checks`` (by problem path), timed now: before
+    a notebook's code runs (:func:`time_yardsticks`). Nothing without a GPU."""
+    if not on_gpu():
+        return {}
+    found = {}
+    for path in sorted({c.problem for c in checks if c.kind == "check_speed"}):
+        if progress:
+            progress(f"timing the course reference of {path.split('.')[-1]} for its speed test")
+        found[path] = time_yardsticks(problem_by_path(path), settings)
+    return found
+
+
+def progress_steps(nb) -> int:
+    """How many steps :func:`judge_notebook` reports to its ``progress``."""
+    cells = grade_cells(nb)
+    speed = {c.problem for _, _, checks in cells for c in checks if c.kind == "check_speed"}
+    return len(cells) + (len(speed) if on_gpu() else 0)
+
+
 def judge_notebook(nb, settings: Settings, files_from: Path | None = None,
                    progress=None) -> dict[str, CellResult]:
     """Judge every grade cell of a notebook, in order, in one student process (:class:`Session`)."""
     results = {}
+    cells = grade_cells(nb)
+    yardsticks = speed_yardsticks([c for _, _, checks in cells for c in checks], settings, progress)
     with Session() as session:
-        for index, grade_id, checks in grade_cells(nb):
+        for index, grade_id, checks in cells:
             if progress:
                 progress(grade_id)
             results[grade_id] = judge_exercise(cells_before(nb, index), checks, settings,
-                                               grade_id, files_from, session=session)
+                                               grade_id, files_from, session=session,
+                                               yardsticks=yardsticks)
     return results
 
 

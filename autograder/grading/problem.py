@@ -25,7 +25,8 @@ from autograder.machine import device
 from autograder.core.checks import (GENERIC_VALUE_HINT, GUARD, CheckFailed, Outcome, Verdict, fmt, compare,
                      is_poison, poison_value)
 
-from autograder.core.spec import CHECK_TIMEOUT_ENV, HIDDEN_SEED_ENV, Case, Sizes, stable_seed
+from autograder.core.spec import (CHECK_TIMEOUT_ENV, HIDDEN_SEED_ENV, Case, Sizes, being_graded,
+                                  stable_seed)
 from autograder.core.spec import Baseline, SpeedBar  # noqa: F401  (re-exported for the chapters)
 
 
@@ -430,13 +431,12 @@ def with_provenance(problem: Problem, case: Case, outcome: Outcome, verdict: Ver
     return verdict
 
 
-GRADING_ENV = "AAG_GRADING"   # "judge": the kernel nbgrader runs at autograde; the judge grades
 
 
 def _judged_elsewhere(problem: Problem, kind: str) -> bool:
     """At autograde the notebook's own kernel does not grade: the judge re-runs the code in a
     separate process and writes its verdict into this cell."""
-    if os.environ.get(GRADING_ENV) != "judge":
+    if not being_graded():
         return False
     print(f"· {problem.name}: {kind} is made by the judge in a separate process; its verdict "
           "replaces this output")

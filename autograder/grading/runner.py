@@ -28,6 +28,7 @@ import json
 import os
 import re
 import sys
+import time
 import traceback
 
 import numpy as np
@@ -101,6 +102,13 @@ class Harness:
             self._elapsed = driver.event_elapsed_time
             from autograder.machine.timing import hold_gpu
             self._hold = hold_gpu
+        else:
+            # CPU mode: the speed protocol runs too (its tests need no GPU), on host clocks; the
+            # simulator's times say nothing about a GPU, and no grade is made of them here.
+            self._record = lambda event: setattr(event, "at", time.perf_counter())
+            self._event_sync = lambda event: None
+            self._elapsed = lambda first, last: 1e3 * (last.at - first.at)
+            self._hold = lambda: None
         self.recording = False
         self.launches: list[tuple[str, bool]] = []     # (kernel name, is the learner's own)
         self.d2h = 0
@@ -225,7 +233,7 @@ class Harness:
         self.poison = {name: self._to_device(np.full(int(np.prod(shape)) + GUARD,
                                                      poison_value(dtype), dtype))
                        for name, (shape, dtype) in shapes.items()}
-        scratch = max(2 * l2_bytes(), 1 << 20)
+        scratch = max(2 * l2_bytes(), 1 << 20) if self.gpu else 1 << 20
         self.flush_src = cuda.device_array(scratch, np.uint8)
         self.flush_dst = cuda.device_array(scratch, np.uint8)
 
@@ -234,6 +242,8 @@ class Harness:
         self.flush_src = self.flush_dst = None
         import gc
         gc.collect()
+        with contextlib.suppress(Exception):      # Numba frees device memory lazily: now
+            self.cuda.current_context().deallocations.clear()
 
     def timed_call(self, problem, submission, case, content: int, buffer: int) -> dict:
         """One timed call: fresh inputs copied in, outputs poisoned, L2 flushed (none of it timed).
@@ -262,20 +272,22 @@ class Harness:
         queued = False
         launch = self.recorded(problem.launch)
         from autograder.grading import provenance
-        ranges = provenance.DeviceRanges(problem.host_copies_allowed)
-        for name, buf in [*work.items(), *outs.items()]:
-            ranges.add(name, buf)
+        ranges = None              # CPU mode (the protocol's tests): nothing recorded
+        if self.gpu:
+            ranges = provenance.DeviceRanges(problem.host_copies_allowed)
+            for name, buf in [*work.items(), *outs.items()]:
+                ranges.add(name, buf)
         self._hold()
         self._record(start)
         try:
-            with provenance.recording(ranges):
+            with provenance.recording(ranges) if ranges else contextlib.nullcontext():
                 launch(submission, {**work, **self.scalars[content]}, views, case)
             self._record(end_queued)
             queued = True
             self._device_sync()
         except Exception as exc:   # learner code
             error = "".join(traceback.format_exception_only(type(exc), exc)).strip()
-        error = error or ranges.verdict()
+        error = error or (ranges.verdict() if ranges else None)
         self._record(end)
         self._event_sync(end)
         wall = self._elapsed(start, end)
@@ -285,13 +297,16 @@ class Harness:
             if wall - gpu <= max(0.05, 0.1 * gpu):
                 ms = gpu
         return {"ms": ms, "wall_ms": wall, "error": error, **self.counts(),
-                "provenance": ranges.summary()}
+                "provenance": ranges.summary() if ranges else {}}
 
     def sample(self, buffer: int, idx: np.ndarray) -> dict[str, np.ndarray]:
         cuda = self.cuda
         d_idx = self._to_device(idx.astype(np.int64))
         got = {}
         for name, buf in self.out_bufs[buffer].items():
+            if not self.gpu:                       # CPU mode: the simulator's arrays are host ones
+                got[name] = buf.copy_to_host()[idx]
+                continue
             dst = cuda.device_array(idx.size, buf.dtype)
             self._gather[(idx.size + 255) // 256, 256](buf, d_idx, dst)
             got[name] = dst.copy_to_host()
@@ -452,6 +467,9 @@ def main() -> None:
             harness.speed_setup(problem, as_size(msg["size"]), msg["nonce"], msg["contents"],
                                 msg["buffers"])
             send({"op": "speed_ready"})
+        elif op == "speed_release":
+            harness.release()          # the GPU memory goes back before the next exercise
+            send({"op": "speed_released"})
         elif op == "timed":
             from autograder.core.spec import Case, as_size
             problem = problem_by_path(msg["problem"])

@@ -21,6 +21,7 @@ from typing import Callable
 
 import numpy as np
 
+from autograder.core.spec import being_graded
 from autograder.machine import device
 
 SPEED_BARS_ENV = "AAG_SPEED_BARS"       # a JSON file of recalibrated bars (``aag calibrate``)
@@ -53,15 +54,36 @@ def _summarize(label: str, times_ms: list[float], nbytes: int = 0, flops: int = 
 
 
 class NeedsGPU(RuntimeError):
-    """Timing was asked for in CPU mode, where the simulator's times mean nothing."""
+    """Timing was asked for in CPU mode, where the simulator's times mean nothing, or while the
+    notebook is graded (:func:`require_gpu`)."""
+
+
+def measuring() -> bool:
+    """Can a notebook cell time kernels now: on a GPU, and not while the notebook is graded."""
+    return not_measured() is None
+
+
+def not_measured(what: str = "Timing") -> str | None:
+    """Why ``what`` is not timed here, or None where it is: CPU mode (the simulator's times mean
+    nothing), or a notebook run by the grader (a measurement earns no points, and timing every
+    learner's experiments would cost the grader's GPU minutes per submission). A chapter's
+    measuring cells ask first and show the course's recorded figures instead."""
+    b = device.current()
+    if not b.is_gpu:
+        return (f"{what} needs a GPU: this machine runs in {b.label} ({b.reason}). The simulator "
+                "runs kernels as Python threads, so its times say nothing about a GPU.")
+    if being_graded():
+        return (f"{what} is skipped while the notebook is graded: measurements earn no points, "
+                "and the grader times only the speed cells. Run the cell yourself on a GPU to "
+                "see the numbers.")
+    return None
 
 
 def require_gpu(what: str = "Timing") -> None:
-    b = device.current()
-    if not b.is_gpu:
-        raise NeedsGPU(f"{what} needs a GPU: this machine runs in {b.label} ({b.reason}). "
-                       "The simulator runs kernels as Python threads, so its times say nothing "
-                       "about a GPU.")
+    """Raise :class:`NeedsGPU`, saying why, unless timing means something here (:func:`measuring`)."""
+    why = not_measured(what)
+    if why:
+        raise NeedsGPU(why)
 
 
 _spin: dict = {}

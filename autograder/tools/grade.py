@@ -13,7 +13,7 @@ from pathlib import Path
 from autograder.grading import sandbox
 from autograder.grading.judge import (CHECK_KINDS, CellResult, CheckCall, Settings,
                                       Session, cells_before, grade_cells, judge_exercise, on_gpu,
-                                      parse_checks)
+                                      parse_checks, speed_yardsticks)
 
 def with_hidden(checks: list[CheckCall]) -> list[CheckCall]:
     """A learner's copy has no hidden tests (the release strips them): every visible check implies
@@ -133,6 +133,9 @@ def main(argv: list[str] | None = None) -> int:
     results, total, earned, points_of, skipped = {}, 0.0, 0.0, {}, []
     from autograder.core.progress import Progress
     bar = Progress(len(rows), "aag grade", mode="off" if args.json else None, leave=False)
+    # The speed tests' course reference and copy, timed before any of the notebook's code runs.
+    yardsticks = speed_yardsticks([c for _, _, checks, _, why in rows if not why for c in checks],
+                                  settings, bar.say)
     with Session() as session:   # one student process for the notebook, as in autograde
         for number, (index, grade_id, checks, points, why) in enumerate(rows, 1):
             bar.begin(grade_id)
@@ -148,7 +151,8 @@ def main(argv: list[str] | None = None) -> int:
                 result = CellResult(grade_id, False, error=why)
             else:
                 result = judge_exercise(cells_before(nb, index), with_hidden(checks), settings,
-                                        grade_id, args.notebook.parent, session=session)
+                                        grade_id, args.notebook.parent, session=session,
+                                        yardsticks=yardsticks)
             results[grade_id], points_of[grade_id] = result, points
             total += points
             earned += points * result.passed

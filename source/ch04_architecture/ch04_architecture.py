@@ -215,11 +215,12 @@ def device_peaks(props, lanes):
 peak_flops, peak_bandwidth = device_peaks(props, lanes)
 print(f"{device_name}: peak {peak_flops / 1e12:.1f} TFLOP/s (FP32), "
       f"{peak_bandwidth / 1e12:.2f} TB/s; ridge {peak_flops / peak_bandwidth:.1f} FLOP/byte")
-if ag.backend.is_gpu:
+why = ag.timing.not_measured()
+if not why:
     copy = ag.timing.copy_ceiling(1 << 30)
     print(f"{copy.label}: {copy.gbps:,.0f} GB/s = {copy.gbps * 1e9 / peak_bandwidth:.0%} of the peak")
 else:
-    print("Timing needs a GPU. On the course's H200, a copy reached 4,269 GB/s: "
+    print(why, "On the course's H200, a copy reached 4,269 GB/s: "
           f"{4269e9 / peak_bandwidth:.0%} of this peak.")
 
 # %% [markdown]
@@ -589,7 +590,8 @@ ag.problems.ch04.uniform.check_speed(uniform_kernel)
 fractions = (0.0, 0.01, 0.02, 0.05, 0.1, 0.25, 0.5)
 n_gpu, degree = 1 << 24, 64
 measured = []
-if ag.backend.is_gpu:
+why = ag.timing.not_measured()
+if not why:
     g = np.random.default_rng(3)
     x_h = g.uniform(-1, 1, n_gpu).astype(np.float32)
     d_a = cuda.to_device(g.uniform(-1, 1, degree).astype(np.float32))
@@ -613,7 +615,7 @@ if ag.backend.is_gpu:
               f" {predicted_slowdown(p, degree, degree):6.2f} {mixed.gflops:14,.0f}"
               f" {grouped.gflops:16,.0f} {grouped.gflops * 1e9 / peak_flops:13.0%}")
 else:
-    print("Timing needs a GPU: on one, this cell times divergent_kernel and uniform_kernel on "
+    print(why, "On a GPU, this cell times divergent_kernel and uniform_kernel on "
           f"{n_gpu:,} elements for kind-1 fractions {fractions}. Below: the prediction only.")
 
 fig, ax = plt.subplots(figsize=(7, 3.6))
@@ -831,7 +833,8 @@ def padding_for(blocks_per_sm, limits):
 # Below 5 blocks the padding would pass 48 KB per block, which needs an opt-in.
 configs = ((32, 5), (32, 8), (64, 6), (64, 8), (64, 12), (64, 16), (64, 24), (64, 32))
 rows = []
-if ag.backend.is_gpu:
+why = ag.timing.not_measured()
+if not why:
     n_copy = 1 << 26
     d_src, d_dst = cuda.device_array(n_copy, np.float32), cuda.device_array(n_copy, np.float32)
     ag.timing.fill_uniform(d_src, seed=1)
@@ -853,8 +856,8 @@ else:
         pad = padding_for(k, limits)
         blocks, occ = occupancy(T, regs, pad, limits)
         rows.append((T, pad, blocks, occ, None, None))
-    print("Timing needs a GPU. Your predictions on the H200 (registers assumed: 16); on the "
-          "course's H200 the bandwidth columns would be measured.")
+    print(why, "Your predictions on the H200 (registers assumed: 16); on a GPU the bandwidth "
+          "columns are measured.")
 print(f"  {'threads':>7s} {'padding':>8s} {'yours':>16s} {'driver':>7s} {'GB/s':>7s}")
 for T, pad, blocks, occ, driver, gbps in rows:
     print(f"  {T:7d} {pad:7d}B {int(blocks):4d} blocks {occ:5.0%} "

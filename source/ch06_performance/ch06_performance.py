@@ -503,8 +503,9 @@ for label, kernel in (("unpadded tile (32, 32)", transpose_unpadded),
 # line. In CPU mode it draws the same chart from the course's H200 run of the solution's kernels.
 
 # %%
-if not ag.backend.is_gpu:
-    print(f"Timing needs a GPU: on one, this cell times the naive, unpadded and padded transposes "
+why = ag.timing.not_measured()
+if why:
+    print(why, f"On a GPU, this cell times the naive, unpadded and padded transposes "
           f"of a {M_big} × {N_big} matrix against a copy of the same bytes. Below, what the "
           "course measured with the solution's kernels:")
     ag.experiments.steps("ch06_transpose").show()
@@ -738,8 +739,9 @@ ag.problems.ch06.matmul_register_tiled.check_speed(matmul_register_tiled_kernel)
 
 # %%
 side = 4096
-if not ag.backend.is_gpu:
-    print(f"Timing needs a GPU: on one, this cell times chapter 5's tiled matmul, yours, the "
+why = ag.timing.not_measured()
+if why:
+    print(why, f"On a GPU, this cell times chapter 5's tiled matmul, yours, the "
           f"course reference and cuBLAS on {side} × {side} matrices and prints their GFLOP/s. "
           "Below, what the course measured with the solution's kernel:")
     ag.experiments.steps("ch06_matmul").show()

@@ -206,3 +206,17 @@ def test_a_cell_that_waits_forever_is_stopped_at_the_backstop(tmp_path, monkeypa
     assert errors(nb.cells[1])[0].ename == "CellTimeoutError"
     assert text(nb.cells[2]) == "2"
     assert 10 <= elapsed < 30, elapsed
+
+
+def test_isolated_cells_are_not_run_when_grading(tmp_path):
+    """Is a cell that runs in a process of its own (%%isolated) left out, saying why, while the
+    cells around it run? (It defines nothing the notebook uses; the judge skips it too.)"""
+    nb = new_notebook(cells=[
+        new_code_cell("base = 41"),
+        new_code_cell("%%isolated\n" + log_line("isolated.log") + "print('ran in its own process')"),
+        test_cell("assert base + 1 == 42\nprint('graded')", "after_test"),
+    ])
+    nb, _ = run(nb, tmp_path)
+    assert "not run when grading" in text(nb.cells[1]) and not errors(nb.cells[1])
+    assert not (tmp_path / "isolated.log").exists()
+    assert text(nb.cells[2]) == "graded\n" and not errors(nb.cells[2])

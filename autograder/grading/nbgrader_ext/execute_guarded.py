@@ -7,6 +7,9 @@ or a C extension ignores it, and code may swallow ``KeyboardInterrupt``. The ker
 so every later cell times out too: a notebook with one endless loop near the top costs
 ``timeout x remaining cells`` of grading time and scores zero on everything after the loop.
 
+Cells that run in a process of their own (``%%isolated``) are not run: they define nothing the
+notebook uses (the judge skips them too), and each would cost a Python start.
+
 On a timeout (or a kernel that died under a cell) this preprocessor instead
 
 1. records a clear error in that cell (a test cell with an error scores zero, as before);
@@ -87,6 +90,18 @@ class ExecuteGuarded(Execute):
         help="After a restart, re-run the earlier successful non-grade cells to rebuild state",
     ).tag(config=True)
 
+    skip_isolated = Bool(
+        True,
+        help="Do not run cells that run in a process of their own (%%isolated): they define "
+        "nothing the notebook uses (the judge skips them too), and each costs a Python start",
+    ).tag(config=True)
+
+    isolated_message = Unicode(
+        "(not run when grading: this cell runs in a separate process, so it defines nothing the "
+        "cells below use)\n",
+        help="The output a skipped %%isolated cell shows",
+    ).tag(config=True)
+
     def __init__(self, *args, **kwargs):
         # The kernel runs in the sandbox (c.SandboxedKernelManager.sandbox = 'off' to opt out).
         from autograder.grading.nbgrader_ext.sandboxed_kernel import SandboxedKernelManager
@@ -144,6 +159,11 @@ class ExecuteGuarded(Execute):
     def preprocess_cell(
         self, cell: NotebookNode, resources: ResourcesDict, index: int
     ) -> Tuple[NotebookNode, ResourcesDict]:
+        if (self.skip_isolated and cell.cell_type == "code" and not utils.is_grade(cell)
+                and cell.source.lstrip().startswith("%%isolated")):
+            cell.outputs = [NotebookNode(output_type="stream", name="stdout",
+                                         text=self.isolated_message)]
+            return cell, resources
         self._cell_cpu, self._cell_started = self._kernel_cpu(), time.monotonic()
         try:
             cell, resources = super().preprocess_cell(cell, resources, index)

@@ -97,7 +97,7 @@ class JudgeSubmission(NbGraderPreprocessor):
             self.log.warning("Removed from %s's folder before grading (made during Execute): %s",
                              who, "; ".join(removed))
         from autograder.core.progress import Progress
-        with Progress(len(judge.grade_cells(nb)), f"judging {who}", log=self.log.info,
+        with Progress(judge.progress_steps(nb), f"judging {who}", log=self.log.info,
                       delay=0, interval=0) as bar:
             results = judge.judge_notebook(nb, settings, files_from=folder,
                                            progress=bar.begin)

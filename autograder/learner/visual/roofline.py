@@ -74,13 +74,12 @@ def limits(device: Any = None, *, copy_bytes: int = 1 << 30) -> DeviceLimits:
     if device is not None:
         raise TypeError(f"device must be None, 'H200', a DeviceLimits or a dict, not "
                         f"{type(device).__name__}")
-    from autograder.machine import device as backend
-    if not backend.current().is_gpu:
+    from autograder.machine import timing
+    if not timing.measuring():      # CPU mode, or a notebook being graded: nothing is timed
         return H200
     if "limits" not in _here:
         from numba import cuda
 
-        from autograder.machine import timing
         from autograder.machine.facts import peak_fp32_flops
         dev = cuda.get_current_device()
         name = dev.name.decode() if isinstance(dev.name, bytes) else str(dev.name)
@@ -221,6 +220,9 @@ def roofline(points=(), device: Any = None, *, title: str = "") -> Roofline:
 
     notes = []
     cpu_mode = not lim.measured_here and device is None and not backend.current().is_gpu
+    if not lim.measured_here and device is None and backend.current().is_gpu:
+        notes.append("Not measured while the notebook is graded: these are the limits of the "
+                     "course's reference GPU, an NVIDIA H200.")
     if cpu_mode:
         notes.append("CPU mode: these are the limits of the course's reference GPU, an NVIDIA "
                      "H200 (measured by `aag bench`, docs/benchmarks.md). Placing your kernels "
@@ -350,8 +352,8 @@ def for_problem(problem, kernel=None, *, seconds: float | None = None, size=None
     """The roofline with one course problem on it: measured on this GPU when ``kernel`` is given
     and there is a GPU; at ``seconds`` when given; otherwise (CPU mode) at its intensity, on the
     H200 reference roof, hollow."""
-    from autograder.machine import device as backend
-    if kernel is not None and backend.current().is_gpu and seconds is None:
+    from autograder.machine import timing
+    if kernel is not None and timing.measuring() and seconds is None:
         point = measure(problem, kernel, size, threads=threads, repeats=repeats, label=label)
     else:
         point = problem_point(problem, seconds=seconds, size=size, label=label)

@@ -1,0 +1,118 @@
+"""Where one submission's grading time goes: each chapter's solution autograded by a serial
+``nbgrader autograde`` (nbgrader's kernel, then the judge, speed cells included), split into
+nbgrader's run of the notebook (per cell, from the cells' execution timestamps), the judge's work
+per grade cell (cells run, checks, speed-test phases, from ``judge.json``) and the rest (nbgrader
+and kernel start-up). Into $OUT/grading-cost.json and a table on stdout.
+
+    python3 scripts/gpu-grading-cost.py [--budget SECONDS] ch01_introduction ch02_data_parallel ...
+
+On the GPU machine through ``scripts/gpu-check cost``; in CPU mode it runs too (speed cells are
+then not timed). Chapters are graded one after another; none is started once the budget is spent.
+"""
+
+from __future__ import annotations
+
+import argparse
+import datetime
+import json
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT / "tests"))
+import nbgrader_helpers as h  # noqa: E402
+
+
+def _stamp(text: str) -> float:
+    return datetime.datetime.fromisoformat(text.replace("Z", "+00:00")).timestamp()
+
+
+def cell_seconds(nb) -> list[tuple[float, str, str]]:
+    """(seconds, grade id or "", first line) of every code cell nbgrader's kernel ran."""
+    rows = []
+    for cell in nb.cells:
+        timing = cell.get("metadata", {}).get("execution", {})
+        if cell.cell_type != "code" or "shell.execute_reply" not in timing:
+            continue
+        begin = timing.get("iopub.execute_input") or timing.get("iopub.status.busy")
+        if not begin:
+            continue
+        seconds = _stamp(timing["shell.execute_reply"]) - _stamp(begin)
+        first = next((line for line in cell.source.splitlines() if line.strip()), "")[:70]
+        rows.append((round(seconds, 2), cell.metadata.get("nbgrader", {}).get("grade_id", ""), first))
+    return rows
+
+
+def grade_chapter(chapter: str, workdir: Path) -> dict:
+    root = workdir / chapter
+    h.make_course(root, [chapter])
+    h.prepare(root, chapter)
+    h.submit(root, chapter, "sol", h.read_nb(root / "solutions" / chapter / f"{chapter}.ipynb"))
+    start = time.monotonic()
+    p = subprocess.run([sys.executable, "-m", "nbgrader", "autograde", chapter, "--student=sol",
+                        "--force"], cwd=root, env=h.env(), capture_output=True, text=True,
+                       timeout=3000)
+    wall = time.monotonic() - start
+    graded = root / "autograded" / "sol" / chapter
+    cells = cell_seconds(h.read_nb(graded / f"{chapter}.ipynb")) if p.returncode == 0 else []
+    judged = json.loads((graded / "judge.json").read_text()) if (graded / "judge.json").is_file() else {}
+    scores = h.grades(root, chapter, "sol") if p.returncode == 0 else {}
+    execute = sum(s for s, *_ in cells)
+    judge = sum(r.get("seconds", 0) for r in judged.values())
+    return {
+        "chapter": chapter, "rc": p.returncode, "wall_s": round(wall, 1),
+        "nbgrader_kernel_cells_s": round(execute, 1), "judge_s": round(judge, 1),
+        "rest_s": round(wall - execute - judge, 1),
+        "slowest_cells": sorted(cells, reverse=True)[:6],
+        "judge": {cell: {"seconds": r.get("seconds"), "passed": r.get("passed"),
+                         "cells_run": r.get("details", {}).get("cells_run"),
+                         "cells_seconds": r.get("details", {}).get("cells_seconds"),
+                         "processes_started": r.get("details", {}).get("processes_started"),
+                         "other_warp_sizes_seconds": r.get("details", {}).get("other_warp_sizes_seconds"),
+                         "speed_seconds": r.get("details", {}).get("speed", {}).get("seconds")}
+                  for cell, r in judged.items()},
+        "score": [sum(s for s, _ in scores.values()), sum(m for _, m in scores.values())],
+        "log_tail": "" if p.returncode == 0 else (p.stdout + p.stderr)[-3000:],
+    }
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser()
+    ap.add_argument("chapters", nargs="*", default=h.real_chapters())
+    ap.add_argument("--budget", type=float, default=480)
+    args = ap.parse_args()
+    out = Path(os.environ.get("OUT", "/tmp/gpu-out"))
+    out.mkdir(parents=True, exist_ok=True)
+    gpu = subprocess.run(["nvidia-smi", "--query-gpu=name,driver_version", "--format=csv,noheader"],
+                         capture_output=True, text=True).stdout.strip() if shutil.which("nvidia-smi") else "none"
+    from importlib.metadata import version
+    results = {"date": datetime.date.today().isoformat(), "device": gpu,
+               "versions": {p: version(p) for p in ("numba-cuda", "numpy", "nbgrader")},
+               "chapters": []}
+    start = time.monotonic()
+    with tempfile.TemporaryDirectory(prefix="grading-cost-") as tmp:
+        for chapter in args.chapters:
+            if time.monotonic() - start > args.budget:
+                print(f"budget spent: {chapter} not graded", flush=True)
+                continue
+            r = grade_chapter(chapter, Path(tmp))
+            results["chapters"].append(r)
+            (out / "grading-cost.json").write_text(json.dumps(results, indent=1))
+            print(json.dumps({k: v for k, v in r.items() if k != "log_tail"}), flush=True)
+            if r["rc"]:
+                print(r["log_tail"], flush=True)
+    print("\n| chapter | wall (s) | nbgrader's kernel: cells (s) | judge (s) | rest (s) | score |")
+    print("|---|---|---|---|---|---|")
+    for r in results["chapters"]:
+        print(f"| {r['chapter']} | {r['wall_s']} | {r['nbgrader_kernel_cells_s']} | {r['judge_s']} | "
+              f"{r['rest_s']} | {r['score'][0]:g}/{r['score'][1]:g} |")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
