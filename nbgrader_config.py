@@ -7,6 +7,7 @@ here is about grading submissions fairly and quickly on GPU machines and on CPU-
 """
 
 import os
+import warnings
 
 from nbconvert.preprocessors import CSSHTMLHeaderPreprocessor, ClearMetadataPreprocessor
 from nbgrader.preprocessors import (
@@ -15,18 +16,25 @@ from nbgrader.preprocessors import (
     ClearHiddenTests,
     ClearMarkScheme,
     ClearOutput,
+    DeduplicateIds,
     GetGrades,
     IgnorePattern,
     IncludeHeaderFooter,
     LimitOutput,
     LockCells,
+    OverwriteKernelspec,
     SaveAutoGrades,
 )
 
 from autograder.nbgrader_ext import (ExecuteGuarded, HideHiddenTests, JudgeSubmission,
-                                     PerExerciseCsvExportPlugin)
+                                     PerExerciseCsvExportPlugin, RestoreLockedCells)
 
 c = get_config()  # noqa: F821 (provided by traitlets when it loads this file)
+
+# nbgrader's gradebook code makes SQLAlchemy warn "Object of type <Submitted...> not in session"
+# three times per autograde (harmless: nbgrader adds those objects itself right after); in a
+# class's log they only bury the lines that matter.
+warnings.filterwarnings("ignore", message=r"Object of type <Submitted\w+> not in session")
 
 # --- Environment for the learner's kernel --------------------------------------------------------
 # The kernel nbgrader starts inherits this process's environment.
@@ -60,6 +68,17 @@ c.CourseDirectory.ignore = [
 # graders, so allow 300 s per cell; ExecuteGuarded makes a hang cost this once, not once per cell.
 c.Execute.timeout = 300
 
+# nbgrader's sanitizing steps, with OverwriteCells replaced by RestoreLockedCells: the same cells
+# restored, but no warning for a test cell that differs from the source only by the hidden tests
+# the release left out (every untouched submission had one per such cell), and one line per
+# learner naming each cell they really changed.
+c.Autograde.sanitize_preprocessors = [
+    ClearOutput,
+    DeduplicateIds,
+    OverwriteKernelspec,
+    RestoreLockedCells,
+    CheckCellMetadata,
+]
 # nbgrader's default autograde pipeline, with Execute replaced by ExecuteGuarded (a cell that runs
 # past the timeout restarts the kernel and the remaining cells still run; the kernel runs in the
 # sandbox), and JudgeSubmission added before the grades are saved: it re-runs each exercise in a

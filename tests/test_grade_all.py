@@ -2,7 +2,9 @@
 
 The course is the pure-Python fixture chapter (fast: what is under test is the fan-out, the one
 writer and the faults, not the chapters). Twenty learners submit: the solution, the blank release,
-two kinds of broken solution, and one notebook that is not a notebook at all. Grading runs on two
+two kinds of broken solution, the solution with its test cells tampered with (one weakened, one
+deleted: both restored before grading, and named in one line of the log), and one notebook that
+is not a notebook at all. Grading runs on two
 worker processes; one of them is killed while it grades. The gradebook must end complete and equal
 to what a serial ``nbgrader autograde`` writes for the same submissions, the broken file must be
 reported "not graded", and a second run must grade only what is missing. Then ``nbgrader export``
@@ -34,6 +36,12 @@ CHAPTER = h.FIXTURE_CHAPTER
 LEARNERS = 20
 
 
+def _tampered(solution):
+    nb = h.mutate(solution, "add_test", "assert add(1, 2) == 3", "assert True")
+    nb.cells = [c for c in nb.cells if c.metadata.get("nbgrader", {}).get("grade_id") != "scale_test"]
+    return nb
+
+
 def _submissions(root: Path) -> dict[str, str]:
     """Twenty learners' submissions; learner -> what was submitted."""
     solution = h.read_nb(root / "solutions" / CHAPTER / f"{CHAPTER}.ipynb")
@@ -44,6 +52,8 @@ def _submissions(root: Path) -> dict[str, str]:
         "add_wrong": h.mutate(solution, "add", "return a + b + OFFSET", "return a - b"),
         "scale_raises": h.mutate(solution, "scale", "return [x * k for x in xs]",
                                  "raise RuntimeError('scale is broken')"),
+        # Right answers, a test cell weakened and another deleted: both restored before grading.
+        "tampered": _tampered(solution),
     }
     made = {}
     for k in range(LEARNERS - 1):
@@ -137,17 +147,28 @@ def test_grade_all_survives_a_killed_worker_and_matches_a_serial_autograde(tmp_p
     progress = [line for line in lines if line.startswith("[")]
     assert len(progress) == LEARNERS, out
 
-    # What a serial nbgrader autograde writes for the same submissions.
-    h.nbgrader(serial, "autograde", CHAPTER, check=False)   # it fails on learner99 too
+    # What a serial nbgrader autograde writes for the same submissions: one learner of each kind
+    # (learner00 to learner04; the others submitted copies of the same notebooks).
+    first = {f"learner{k:02d}" for k in range(len(set(made.values())) - 1)}
+    assert {made[k] for k in first} == set(made.values()) - {"not a notebook"}
+    log = h.nbgrader(serial, "autograde", CHAPTER, "--student=learner0[0-4]")
+    _assert_the_log_names_only_the_tampering(log.stdout + log.stderr,
+                                             {k: made[k] for k in first})
     graded = _all_grades(root, made)
     expected = _all_grades(serial, made)
     assert set(graded) == set(made) - {"learner99"}, sorted(graded)
-    assert graded == {k: v for k, v in expected.items() if k != "learner99"}
+    assert set(expected) == first, sorted(expected)
+    assert {k: graded[k] for k in first} == expected
+    for learner, kind in made.items():      # every copy graded as its kind's first learner
+        twin = next((k for k in sorted(first) if made[k] == kind), None)
+        if twin and learner in graded:
+            assert graded[learner] == expected[twin], (learner, twin)
     scores = {k: sum(s for s, _, _ in v.values()) for k, v in graded.items()}
     assert {scores[k] for k, kind in made.items() if kind == "solution"} == {5}
     assert {scores[k] for k, kind in made.items() if kind == "blank"} == {0}
     assert {scores[k] for k, kind in made.items() if kind == "add_wrong"} == {3}
     assert {scores[k] for k, kind in made.items() if kind == "scale_raises"} == {2}
+    assert {scores[k] for k, kind in made.items() if kind == "tampered"} == {5}
     for learner in graded:   # the autograded notebook and the judge's folder, as nbgrader leaves them
         assert (root / "autograded" / learner / CHAPTER / f"{CHAPTER}.ipynb").is_file()
     report = json.loads((root / ".aag" / "grade-all" / f"{CHAPTER}.json").read_text())
@@ -162,6 +183,19 @@ def test_grade_all_survives_a_killed_worker_and_matches_a_serial_autograde(tmp_p
     assert os.path.exists(root / "gradebook.db")
 
     _assert_export_and_class_report(root, made, graded)
+
+
+def _assert_the_log_names_only_the_tampering(log: str, made: dict) -> None:
+    """An untouched test cell (hidden tests and all) logs nothing, nor does the kernel's banner
+    or the gradebook's SQLAlchemy noise; a tampered notebook logs one line naming its cells
+    (RestoreLockedCells)."""
+    assert "checksum" not in log and "SAWarning" not in log and "NOTE: When using" not in log, log
+    warned = [line for line in log.splitlines() if "WARNING" in line and "learner99" not in line]
+    tampered = sorted(k for k, kind in made.items() if kind == "tampered")
+    assert len(warned) == len(tampered), "\n".join(warned)
+    for learner, line in zip(tampered, sorted(warned)):
+        assert f"{learner} changed cells" in line, line
+        assert "add_test edited" in line and "scale_test deleted" in line, line
 
 
 def _assert_export_and_class_report(root: Path, made: dict, graded: dict) -> None:
@@ -179,8 +213,8 @@ def _assert_export_and_class_report(root: Path, made: dict, graded: dict) -> Non
     kinds = Counter(kind for learner, kind in made.items() if learner in graded)
     add, scale = report.cells["add_test"], report.cells["scale_test"]
     assert report.learners == len(graded) and add.graded == scale.graded == len(graded)
-    assert add.full == kinds["solution"] + kinds["scale_raises"]
-    assert scale.full == kinds["solution"] + kinds["add_wrong"]
+    assert add.full == kinds["solution"] + kinds["scale_raises"] + kinds["tampered"]
+    assert scale.full == kinds["solution"] + kinds["add_wrong"] + kinds["tampered"]
     assert add.reasons["NotImplementedError"] == kinds["blank"], add.reasons
     assert add.reasons["AssertionError"] == kinds["add_wrong"], add.reasons
     assert scale.reasons["RuntimeError: scale is broken"] == kinds["scale_raises"], scale.reasons

@@ -78,3 +78,18 @@ def test_a_hung_kernel_on_a_gpu_costs_a_minute_not_hours(monkeypatch):
     monkeypatch.setattr(problem_module.device, "current",
                         lambda: types.SimpleNamespace(is_gpu=True, name="cuda"))
     assert p.time_limit(case) <= 120
+
+
+@pytest.mark.parametrize("path", sorted(p for p in PROBLEMS if len(PROBLEMS[p].block_sizes or ()) > 1))
+def test_hidden_cases_use_every_block_shape(path):
+    """Do an exercise's hidden cases use each of its block shapes, whatever the secret? A kernel
+    written for one block shape (a section of 64 where it owns 2·blockDim.x) must not pass
+    because every hidden case happened to draw that shape."""
+    problem = PROBLEMS[path]
+    shapes = set(problem.block_sizes)
+    for seed in range(12):
+        cases = problem.cases(hidden=True, seed=seed)
+        if len(cases) < len(shapes):
+            pytest.skip(f"{len(cases)} hidden cases for {len(shapes)} block shapes")
+        used = {c.threads for c in cases}
+        assert used == shapes, f"seed {seed}: hidden cases used {used} of {shapes}"

@@ -653,7 +653,9 @@ def _judge_cases(student: StudentProcess, problem, call: CheckCall, settings: Se
                               error=msg["error"], error_kind=msg["error_kind"])
             outcome.provenance = msg.get("provenance")   # judged after the values
         except StudentGone as gone:
-            outcome = Outcome(error=str(gone), error_kind="crash")
+            # Stopped at its time limit: a hang (its hint says so), not a crash.
+            stopped = getattr(getattr(student, "proc", None), "killed", None) == "time"
+            outcome = Outcome(error=str(gone), error_kind="hang" if stopped else "crash")
             msg = {}
         verdict = with_provenance(problem, case, outcome,
                                   problem.judge(case, outcome, show_inputs=not hidden))

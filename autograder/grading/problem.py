@@ -149,21 +149,28 @@ class Problem:
                           for _ in range(count)]
             else:
                 sizes += [int(s) for s in rng.integers(lo, hi, size=count)]
+        # Visible cases use the visible shape (no draw: their inputs stay the same); the others
+        # draw theirs so that every shape is used.
+        draw = self.block_sizes and (hidden or not self.visible_block_size)
+        shapes = self.block_size_cycle(rng, len(sizes)) if draw else []
         cases = []
         for i, n in enumerate(sizes):
             case = Case(size=n, inputs=self.make_inputs(rng, n))
             if self.size_label:
                 case.label = self.size_label(n)
             if self.block_sizes:
-                if not hidden and self.visible_block_size:
-                    t = self.visible_block_size
-                elif isinstance(self.block_sizes[0], tuple):   # 2-D blocks, e.g. (16, 8)
-                    t = self.block_sizes[int(rng.integers(len(self.block_sizes)))]
-                else:
-                    t = int(rng.choice(self.block_sizes))
+                t = self.visible_block_size if not hidden and self.visible_block_size else shapes[i]
                 case.threads, case.blocks = t, self.blocks_for(n, t)
             cases.append(case)
         return cases
+
+    def block_size_cycle(self, rng: np.random.Generator, count: int) -> list:
+        """Block shapes for ``count`` cases: :attr:`block_sizes` in a random order, repeated, so
+        that every shape is used once there are as many cases (drawn independently, all of a
+        small hidden set could land on one shape, and a kernel written for that shape only
+        would pass by luck: 1 run in 81 for four cases and three shapes)."""
+        order = rng.permutation(len(self.block_sizes))
+        return [self.block_sizes[int(order[i % len(order)])] for i in range(count)]
 
     def portability_cases(self, warp: int, seed: int | None = None) -> list[Case]:
         """Hidden cases run at warp size ``warp`` (one of :attr:`portable_warp_sizes`)."""

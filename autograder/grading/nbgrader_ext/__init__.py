@@ -11,7 +11,8 @@ from autograder.grading.nbgrader_ext.export_per_exercise import PerExerciseCsvEx
 from autograder.grading.nbgrader_ext.hide_hidden_tests import HideHiddenTests
 from autograder.grading.nbgrader_ext.judge_submission import JudgeSubmission
 from autograder.grading.nbgrader_ext.replay_grading import ReplayGrading
+from autograder.grading.nbgrader_ext.restore_locked_cells import RestoreLockedCells
 from autograder.grading.nbgrader_ext.sandboxed_kernel import SandboxedKernelManager
 
 __all__ = ["ExecuteGuarded", "HideHiddenTests", "JudgeSubmission", "PerExerciseCsvExportPlugin",
-           "ReplayGrading", "SandboxedKernelManager"]
+           "ReplayGrading", "RestoreLockedCells", "SandboxedKernelManager"]

@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import os
 import shutil
+import subprocess
 import tempfile
 from pathlib import Path
 
@@ -77,6 +78,10 @@ class SandboxedKernelManager(AsyncKernelManager):
                                     extra_rw=(Path(self._sockets),), env=env)
             cmd = sandbox.command(cmd, policy)
         kw["preexec_fn"] = sandbox.child_limits     # no core files, files of at most 4 GiB
+        # The kernel's own terminal output (ipykernel's connection banner, printed because the
+        # sandbox's clean environment has no JPY_PARENT_PID) is not the cells' output: it would
+        # only clutter the grader's log, once per submission.
+        kw.setdefault("stdout", subprocess.DEVNULL)
         return cmd, kw
 
     async def _async_launch_kernel(self, kernel_cmd, **kw) -> None:

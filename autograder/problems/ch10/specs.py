@@ -474,8 +474,9 @@ reduce_tree = _sum_problem(
     chain=lambda case: tree_chain(case.blocks, case.threads), segment=True,
     block_sizes=(32, 64, 128, 256), visible_block_size=64, blocks_for=segment_blocks,
     # 601: 5 blocks, the last one partial; 100: shorter than one block's segment (128); 1.
-    cpu_sizes=Sizes(visible=(601, 100, 1), hidden=(531, 63, 2405), hidden_random=(2, 2, 800)),
-    gpu_sizes=Sizes(visible=(10_000_001, 601, 100, 1), hidden=(531, 63, 16_777_219),
+    # Hidden: 31, fewer elements than any block has threads.
+    cpu_sizes=Sizes(visible=(601, 100, 1), hidden=(531, 31, 2405), hidden_random=(2, 2, 800)),
+    gpu_sizes=Sizes(visible=(10_000_001, 601, 100, 1), hidden=(531, 31, 16_777_219),
                     hidden_random=(3, 100_000, 30_000_000)),
 )
 
@@ -535,8 +536,8 @@ class WarpSumsProblem(Problem):
 
     def _make_cases(self, ns_and_warps, rng) -> list[Case]:
         cases = []
-        for n, warp in ns_and_warps:
-            threads = int(rng.choice(self.block_sizes))
+        shapes = self.block_size_cycle(rng, len(ns_and_warps))
+        for (n, warp), threads in zip(ns_and_warps, shapes):
             x = make_values(n, rng)
             case = Case(size=(int(n), int(warp)), inputs={"x": x, "warp_size": int(warp)},
                         blocks=-(-int(n) // threads), threads=threads)
@@ -643,7 +644,8 @@ reduce_sum = _sum_problem(
     segment=False, block_sizes=(64, 128, 256), visible_block_size=128, blocks_for=few_blocks,
     speed_inputs=_speed_inputs, speed_launch=speed_shape, sample_spec=_speed_sample,
     # 3001: 2 to 4 blocks of 128 threads, ~8 elements per thread; 100: fewer than one block; 1.
-    cpu_sizes=Sizes(visible=(3001, 100, 1), hidden=(1025, 63, 12007), hidden_random=(2, 2, 2999)),
+    # Hidden 4099: more than 4 elements per thread whichever block size the case draws.
+    cpu_sizes=Sizes(visible=(3001, 100, 1), hidden=(4099, 63, 12007), hidden_random=(2, 2, 2999)),
     gpu_sizes=Sizes(visible=(10_000_001, 3001, 100, 1), hidden=(1025, 63, 16_777_219),
                     hidden_random=(3, 100_000, 30_000_000), speed=1 << 28),
     reference=reference_sum,
