@@ -94,8 +94,12 @@ def test_hanging_cell_costs_one_timeout(hung):
     """Does a hanging cell cost one timeout, not one per remaining cell?"""
     nb, elapsed, _ = hung
     # Four cells follow the hang; plain Execute would give up on the notebook (or wait on each).
-    # One timeout, a kernel restart and the replay fit well within two timeouts.
-    assert TIMEOUT <= elapsed < 2 * TIMEOUT + 8, elapsed
+    # Exactly one cell timed out, and the run waited for it; the wall-clock bound is only a
+    # backstop (five timeouts would take 25 s of waiting): a busy machine must not fail this.
+    timed_out = [c for c in nb.cells if any(o.get("ename") == "CellTimeoutError" for o in
+                                            c.get("outputs", []))]
+    assert len(timed_out) == 1, [c.source[:40] for c in timed_out]
+    assert TIMEOUT <= elapsed < 6 * TIMEOUT + 30, elapsed
 
 
 def test_hanging_cell_gets_a_clear_error(hung):
