@@ -24,6 +24,21 @@ sys.path.insert(0, str(REPO))
 from autograder import build as aag_build  # noqa: E402
 
 
+RUN_MODES = ("require", "auto", "off")
+
+
+def run_mode(variable: str, env=os.environ) -> str:
+    """How a test that needs machinery a laptop may lack runs, from ``variable`` (AAG_BROWSER_TEST,
+    AAG_HUB_TEST): "require" (missing machinery fails it; the default where CI is set), "auto"
+    (it skips, saying why; the default elsewhere) or "off"."""
+    value = env.get(variable, "").strip().lower()
+    if not value:
+        return "require" if env.get("CI") else "auto"
+    if value not in RUN_MODES:
+        raise ValueError(f"{variable}={value!r}: expected one of {', '.join(RUN_MODES)}")
+    return value
+
+
 def real_chapters() -> list[str]:
     return aag_build.chapters_in(REPO)
 

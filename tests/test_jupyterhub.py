@@ -61,7 +61,6 @@ import nbgrader_helpers as h
 pytestmark = pytest.mark.slow
 
 MODE_ENV = "AAG_HUB_TEST"
-MODES = ("require", "auto", "off")
 CHAPTER = h.FIXTURE_CHAPTER
 COURSE_ID = "all-about-gpus-test"
 # Marks the Unix users this test creates (their GECOS field), with the pid of the pytest process
@@ -75,12 +74,7 @@ INSTRUCTOR_PLUGINS = ("@jupyter/nbgrader:formgrader", "@jupyter/nbgrader:create-
 # --- when the test runs ---------------------------------------------------------------------------
 
 def mode(env=os.environ) -> str:
-    value = env.get(MODE_ENV, "").strip().lower()
-    if not value:
-        return "require" if env.get("CI") else "auto"
-    if value not in MODES:
-        raise ValueError(f"{MODE_ENV}={value!r}: expected one of {', '.join(MODES)}")
-    return value
+    return h.run_mode(MODE_ENV, env)
 
 
 def find_proxy() -> str | None:

@@ -29,9 +29,10 @@ import urllib.error
 import urllib.request
 from pathlib import Path
 
+import nbgrader_helpers
+
 MODE_ENV = "AAG_BROWSER_TEST"
 CHROMIUM_ENV = "AAG_CHROMIUM"
-MODES = ("require", "auto", "off")
 
 # Text the widget frontend leaves in an output when a widget did not render.
 PLACEHOLDERS = ("Loading widget", "Error displaying widget")
@@ -45,12 +46,7 @@ LAB_SETTINGS = {
 
 
 def mode(env=os.environ) -> str:
-    value = env.get(MODE_ENV, "").strip().lower()
-    if not value:
-        return "require" if env.get("CI") else "auto"
-    if value not in MODES:
-        raise ValueError(f"{MODE_ENV}={value!r}: expected one of {', '.join(MODES)}")
-    return value
+    return nbgrader_helpers.run_mode(MODE_ENV, env)
 
 
 def find_chromium(env=os.environ) -> str | None:
