@@ -130,7 +130,10 @@ def test_hidden_inputs_change_with_the_secret():
     ("raises", "raise RuntimeError('boom')", "boom"),
 ])
 def test_a_fault_fails_that_exercise_in_plain_words(monkeypatch, name, body, words):
-    monkeypatch.setenv("AAG_CHECK_TIMEOUT", "5")
+    # 5 s stops the hang quickly; the allocation gets longer, so that on a busy machine the
+    # memory limit, not the time limit, is what stops it (filling 4 GiB took over 5 s of
+    # processor time there, page faults included).
+    monkeypatch.setenv("AAG_CHECK_TIMEOUT", "60" if name == "huge allocation" else "5")
     code = GOOD_ADD.replace("def add_vectors(x, y, out):\n",
                             f"def add_vectors(x, y, out):\n    {body}\n")
     result = run(code, memory_bytes=3 << 30)
