@@ -39,6 +39,14 @@ def run_mode(variable: str, env=os.environ) -> str:
     return value
 
 
+def log_tail(path: Path, lines: int) -> str:
+    """The last ``lines`` lines of a log file a test's server writes, for a failure message."""
+    try:
+        return "\n".join(Path(path).read_text(errors="replace").splitlines()[-lines:])
+    except OSError:
+        return "(no log)"
+
+
 def real_chapters() -> list[str]:
     return aag_build.chapters_in(REPO)
 

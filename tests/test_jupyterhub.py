@@ -424,10 +424,7 @@ class Hub:
         return value
 
     def log_tail(self, lines: int = 60) -> str:
-        try:
-            return "\n".join(self.log_path.read_text(errors="replace").splitlines()[-lines:])
-        except OSError:
-            return "(no log)"
+        return h.log_tail(self.log_path, lines)
 
     def stop(self) -> None:
         """Stop the hub (it stops the servers it spawned and its proxy), then make sure."""

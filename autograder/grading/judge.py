@@ -751,30 +751,49 @@ def _speed_plan(problem, settings: Settings):
 SPEED_CONTENTS, SPEED_BUFFERS, SPEED_WARMUP = 3, 2, 3
 
 
+class _Laps:
+    """Seconds per named step of a speed test, for the instructor (judge.json): each call ends
+    the step begun at the previous one; a name used again adds up."""
+
+    def __init__(self, seconds: dict | None = None):
+        self.seconds = dict(seconds or {})
+        self._mark = time.monotonic()
+
+    def __call__(self, name: str) -> None:
+        now = time.monotonic()
+        self.seconds[name] = round(self.seconds.get(name, 0.0) + now - self._mark, 3)
+        self._mark = now
+
+
+def _time_yardsticks_on(problem, host: list[dict], plan, lap: _Laps,
+                        progress: Callable[[str], None]) -> Yardsticks:
+    """The course reference timed on ``host`` with the speed test's ``plan``, and the copy
+    ceiling of the same bytes (the caller holds the GPU lock)."""
+    from autograder.machine import timing
+    size = problem.sizes.speed
+    blocks, threads = problem.speed_shape(size)
+    progress("timing the course reference")
+    ref_ms = time_reference(problem, host, plan[SPEED_WARMUP:], size, blocks, threads)
+    lap("course reference")
+    progress("timing a copy of the same bytes")
+    ceiling = timing.copy_ceiling(problem.bytes_moved(size))
+    lap("copy ceiling")
+    return Yardsticks(ref_ms, ceiling, lap.seconds)
+
+
 def time_yardsticks(problem, settings: Settings) -> Yardsticks:
     """Time the course reference and the copy ceiling of ``problem``'s speed test now. The judge
     does it for every speed cell of a notebook before any of the notebook's code runs: no learner
     process is alive then, so nothing of theirs can share the GPU with these timings, and the
     student process does not have to be stopped for them after its own timed calls (which would
     cost the next exercise a new process and a re-run of every cell above it)."""
-    from autograder.machine import timing
-    size = problem.sizes.speed
-    blocks, threads = problem.speed_shape(size)
     _, nonce, plan = _speed_plan(problem, settings)
-    t0 = time.monotonic()
+    lap = _Laps()
     with gpu_lock(settings.gpu_lock_dir):
-        t1 = time.monotonic()
-        host = [speed_inputs(problem, nonce, c, size) for c in range(SPEED_CONTENTS)]
-        t2 = time.monotonic()
-        ref_ms = time_reference(problem, host, plan[SPEED_WARMUP:], size, blocks, threads)
-        del host
-        t3 = time.monotonic()
-        ceiling = timing.copy_ceiling(problem.bytes_moved(size))
-        t4 = time.monotonic()
-    return Yardsticks(ref_ms, ceiling, {"waiting for the GPU": round(t1 - t0, 3),
-                                        "inputs for the reference": round(t2 - t1, 3),
-                                        "course reference": round(t3 - t2, 3),
-                                        "copy ceiling": round(t4 - t3, 3)})
+        lap("waiting for the GPU")
+        host = [speed_inputs(problem, nonce, c, problem.sizes.speed) for c in range(SPEED_CONTENTS)]
+        lap("inputs for the reference")
+        return _time_yardsticks_on(problem, host, plan, lap, lambda text: None)
 
 
 def _judge_speed(student, problem, call: CheckCall, settings: Settings,
@@ -785,7 +804,6 @@ def _judge_speed(student, problem, call: CheckCall, settings: Settings,
     With ``yardsticks`` (timed before any learner code ran, :func:`time_yardsticks`) the student
     process only frees its buffers afterwards and goes on to the next exercise; without, it is
     stopped before the reference is timed here, so that nothing of the learner's runs beside it."""
-    from autograder.machine import timing
     name = problem.name + " (speed)"
     if not on_gpu():
         if settings.speed_without_gpu == "full":
@@ -801,14 +819,7 @@ def _judge_speed(student, problem, call: CheckCall, settings: Settings,
     rng, nonce, plan = _speed_plan(problem, settings)
     warmup = SPEED_WARMUP
     progress = settings.progress or (lambda text: None)
-    phases: dict[str, float] = dict(yardsticks.seconds) if yardsticks else {}
-    mark = [time.monotonic()]
-
-    def lap(name: str) -> None:      # seconds per step, for the instructor (judge.json)
-        now = time.monotonic()
-        phases[name] = round(phases.get(name, 0.0) + now - mark[0], 3)
-        mark[0] = now
-
+    lap = _Laps(yardsticks.seconds if yardsticks else None)
     with gpu_lock(settings.gpu_lock_dir):
         lap("waiting for the GPU")
         progress("making inputs")
@@ -850,16 +861,11 @@ def _judge_speed(student, problem, call: CheckCall, settings: Settings,
         if yardsticks is None:
             student.close()   # frees the GPU before the reference is timed in this process
             lap("closing the student process")
-            progress("timing the course reference")
-            ref_ms = time_reference(problem, host, plan[warmup:], size, blocks, threads)
-            lap("course reference")
-            progress("timing a copy of the same bytes")
-            ceiling = timing.copy_ceiling(problem.bytes_moved(size))
-            lap("copy ceiling")
+            yardsticks = _time_yardsticks_on(problem, host, plan, lap, progress)
         else:
             student.ask({"op": "speed_release"}, "speed_released", allow=60)
             lap("freeing the buffers")
-            ref_ms, ceiling = yardsticks.reference_ms, yardsticks.ceiling
+        ref_ms, ceiling = yardsticks.reference_ms, yardsticks.ceiling
         del host
         progress("the CPU baselines (measured once per machine, then cached)")
         base = speed.cpu_baselines(problem, size, only=(bar.baseline,))
@@ -871,7 +877,7 @@ def _judge_speed(student, problem, call: CheckCall, settings: Settings,
                "copy_ceiling_ms": ceiling.median_ms, "copy_ceiling_label": ceiling.label,
                "bytes": nbytes, "flops": flops, "streams_created": streams,
                "launches_per_call": launched,
-               "cpu_baselines": {b.label: b.median_ms for b in base}, "seconds": phases}
+               "cpu_baselines": {b.label: b.median_ms for b in base}, "seconds": lap.seconds}
     label = problem.baselines[bar.baseline].label
     cpu = next((b for b in base if b.label == label), None)
     details["cpu_baseline"] = {"label": label, "ms": cpu.median_ms if cpu else None}
@@ -1046,6 +1052,12 @@ def grade_cells(nb) -> list[tuple[int, str, list[CheckCall]]]:
     return found
 
 
+def runs_isolated(cell) -> bool:
+    """Does this code cell run in a process of its own (``%%isolated``)? Then it defines nothing
+    the notebook's other cells use."""
+    return cell.source.lstrip().startswith("%%isolated")
+
+
 def cells_before(nb, index: int) -> list[dict]:
     """The code the student process runs for the grade cell at ``index``: every earlier code cell
     that is not a grade cell. Cells that run in a process of their own (``%%isolated``) are skipped:
@@ -1057,7 +1069,7 @@ def cells_before(nb, index: int) -> list[dict]:
         meta = cell.get("metadata", {}).get("nbgrader", {})
         if cell.cell_type != "code" or meta.get("grade") or not cell.source.strip():
             continue
-        if cell.source.lstrip().startswith("%%isolated"):
+        if runs_isolated(cell):
             continue
         if any(out.get("output_type") == "error" and out.get("ename") in SKIPPED_ERRORS
                for out in cell.get("outputs", [])):
@@ -1073,17 +1085,22 @@ def speed_yardsticks(checks: list[CheckCall], settings: Settings,
     if not on_gpu():
         return {}
     found = {}
-    for path in sorted({c.problem for c in checks if c.kind == "check_speed"}):
+    for path in _speed_problems(checks):
         if progress:
             progress(f"timing the course reference of {path.split('.')[-1]} for its speed test")
         found[path] = time_yardsticks(problem_by_path(path), settings)
     return found
 
 
+def _speed_problems(checks) -> list[str]:
+    """The problems (paths) that ``checks`` time, each once."""
+    return sorted({c.problem for c in checks if c.kind == "check_speed"})
+
+
 def progress_steps(nb) -> int:
     """How many steps :func:`judge_notebook` reports to its ``progress``."""
     cells = grade_cells(nb)
-    speed = {c.problem for _, _, checks in cells for c in checks if c.kind == "check_speed"}
+    speed = _speed_problems(c for _, _, checks in cells for c in checks)
     return len(cells) + (len(speed) if on_gpu() else 0)
 
 

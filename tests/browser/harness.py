@@ -156,10 +156,7 @@ class Lab:
         return json.loads(body) if body else None
 
     def log_tail(self, lines: int = 40) -> str:
-        try:
-            return "\n".join(self.log_path.read_text(errors="replace").splitlines()[-lines:])
-        except OSError:
-            return "(no log)"
+        return nbgrader_helpers.log_tail(self.log_path, lines)
 
     def stop(self) -> None:
         if self.proc is None or self.proc.poll() is not None:

@@ -159,8 +159,9 @@ class ExecuteGuarded(Execute):
     def preprocess_cell(
         self, cell: NotebookNode, resources: ResourcesDict, index: int
     ) -> Tuple[NotebookNode, ResourcesDict]:
+        from autograder.grading.judge import runs_isolated
         if (self.skip_isolated and cell.cell_type == "code" and not utils.is_grade(cell)
-                and cell.source.lstrip().startswith("%%isolated")):
+                and runs_isolated(cell)):
             cell.outputs = [NotebookNode(output_type="stream", name="stdout",
                                          text=self.isolated_message)]
             return cell, resources

@@ -57,10 +57,13 @@ class RestoreLockedCells(OverwriteCells):
     def report_change(self, name: str, attr: str, old: Any, new: Any) -> None:
         if attr == "checksum" and self._as_released(name) == self._submitted:
             return                            # untouched: it differs only by the hidden tests
-        what = {"checksum": "edited", "cell_type": f"turned from {old} into {new}",
-                "locked": "unlocked", "points": f"points changed from {old:g} to {new:g}"
-                if isinstance(old, float) and isinstance(new, float) else "points changed"}
-        self._changes.append(f"{name} {what.get(attr, attr + ' changed')}")
+        if attr == "cell_type":
+            what = f"turned from {old} into {new}"
+        elif attr == "points":                # OverwriteCells gives both as floats
+            what = f"points changed from {old:g} to {new:g}"
+        else:
+            what = {"checksum": "edited", "locked": "unlocked"}.get(attr, attr + " changed")
+        self._changes.append(f"{name} {what}")
 
     def add_missing_grade_cells(self, nb, resources):
         before = {c.metadata.get("nbgrader", {}).get("grade_id") for c in nb.cells}
