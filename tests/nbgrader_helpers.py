@@ -22,6 +22,7 @@ FIXTURE_CHAPTER = "ch00_fixture"
 
 sys.path.insert(0, str(REPO))
 from autograder import build as aag_build  # noqa: E402
+from autograder.grading.batch import NBGRADER  # noqa: E402
 
 
 RUN_MODES = ("require", "auto", "off")
@@ -96,7 +97,7 @@ def env(**extra) -> dict:
 
 def nbgrader(root: Path, *args, check=True, timeout=900, environ=None, user_cmd=()):
     """Run ``nbgrader ARGS`` in ``root``; fail the test with the log if it fails and ``check``."""
-    cmd = [*user_cmd, sys.executable, "-m", "nbgrader", *map(str, args)]
+    cmd = [*user_cmd, *NBGRADER, *map(str, args)]
     p = subprocess.run(cmd, cwd=root, env=environ or env(), capture_output=True, text=True,
                        timeout=timeout)
     if check and p.returncode != 0:

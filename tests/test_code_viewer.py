@@ -277,3 +277,19 @@ def test_parse_resources():
     assert r.local_total == 16
     view = code.KernelCode(name="K", cc=(9, 0), ptx="x", resources=r)
     assert "16 B local memory per thread (8 B spill stores, 12 B spill loads)" in view.summary()
+
+
+def test_pictures_are_not_drawn_while_the_notebook_is_graded(monkeypatch, capsys):
+    """The compiled-code viewer and the access picture earn no points: while the grader runs a
+    notebook (AAG_GRADING=judge) they print one line and return None instead of compiling or
+    recording (seconds per submission); outside grading they draw."""
+    from autograder.learner.visual.access import access_picture
+    args = (np.float32(2), *[np.zeros(8, np.float32)] * 3)
+    monkeypatch.setenv("AAG_GRADING", "judge")
+    assert code.show_code(saxpy, *args) is None
+    assert access_picture(saxpy, 1, 8, *args) is None
+    said = capsys.readouterr().out
+    assert "PTX and SASS: not drawn while the notebook is graded" in said
+    assert "memory accesses: not drawn while the notebook is graded" in said
+    monkeypatch.delenv("AAG_GRADING")
+    assert isinstance(code.show_code(saxpy, *args), code.KernelCode)

@@ -92,6 +92,11 @@ def test_timing_refuses_while_the_notebook_is_graded(monkeypatch):
     if not ag.backend.is_gpu:
         assert "needs a GPU" in timing.not_measured("Timing the scans")
         assert not timing.measuring()
+        assert timing.not_measured("Timing the CPU loop", gpu=False) is None   # CPU code: timed
+        monkeypatch.setenv("AAG_GRADING", "judge")
+        assert "skipped while the notebook is graded" in timing.not_measured("Timing the CPU loop",
+                                                                              gpu=False)
+        monkeypatch.delenv("AAG_GRADING")
     gpu = SimpleNamespace(is_gpu=True, label="cuda", reason="faked")
     monkeypatch.setattr(device, "current", lambda: gpu)
     assert timing.not_measured("Timing the scans") is None and timing.measuring()

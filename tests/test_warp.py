@@ -741,6 +741,37 @@ def test_portable_reduction_and_scan(W):
 
 
 @cpu_only
+@pytest.mark.skipif(not hasattr(__import__("os"), "sched_getaffinity") or
+                    len(__import__("os").sched_getaffinity(0)) < 2, reason="needs two cores")
+def test_a_simulated_launch_runs_on_one_core_and_gives_the_others_back():
+    """Does every thread of a simulated block run on one core (handing Python's lock between
+    cores made shuffle checks three times slower), and does the launching thread get all its
+    cores back afterwards, also when the kernel fails?"""
+    import os
+    before = os.sched_getaffinity(0)
+    seen: list = []
+
+    @cuda.jit
+    def record(out):
+        seen.append(frozenset(os.sched_getaffinity(0)))
+        out[cuda.grid(1)] = 1
+
+    out = np.zeros(96, np.float32)
+    record[3, 32](out)
+    assert (out == 1).all() and len(seen) == 96
+    assert all(len(cores) == 1 for cores in seen) and len(set(seen)) == 1
+    assert os.sched_getaffinity(0) == before
+
+    @cuda.jit
+    def fails(out):
+        out[cuda.grid(1) + 1000] = 1
+
+    with pytest.raises(Exception):
+        fails[1, 32](out)
+    assert os.sched_getaffinity(0) == before
+
+
+@cpu_only
 def test_speed_of_shuffles_in_cpu_mode():
     """Not a limit, a measurement (printed): a 256-thread block doing 5 shuffle rounds, and a
     1000-element shuffle reduction (4 blocks of 256)."""

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import hashlib
 import os
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, Callable
 
 import numpy as np
@@ -32,6 +32,23 @@ def being_graded() -> bool:
     """Is this process running a learner's notebook for the grader?"""
     import os
     return os.environ.get(GRADING_ENV) == "judge"
+
+
+def skipped_while_graded(what: str):
+    """Decorator for a picture that earns no points (a kernel's accesses, its compiled code): while
+    the grader runs the notebook it prints one line and returns None instead of taking seconds of
+    the grader's time per submission."""
+    import functools
+
+    def wrap(fn):
+        @functools.wraps(fn)
+        def picture(*args, **kwargs):
+            if being_graded():
+                print(f"({what}: not drawn while the notebook is graded.)")
+                return None
+            return fn(*args, **kwargs)
+        return picture
+    return wrap
 
 
 def speed_without_gpu(where: str, configured: str | None = None) -> str:
@@ -60,6 +77,8 @@ class Case:
     blocks: int | tuple[int, ...] = 0
     threads: int | tuple[int, ...] = 0
     label: str = ""     # how the problem names the size ("a 37 × 53 image"); "n = size" if empty
+    # What the judge computed for this case once (Problem.reference_values), freed once judged.
+    memo: dict = field(default_factory=dict, repr=False, compare=False)
 
     def describe(self) -> str:
         text = self.label or f"n = {self.size}"

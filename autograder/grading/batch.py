@@ -40,6 +40,12 @@ MAX_BYTES = safe_files.DEFAULT_MAX_BYTES
 SETTINGS_ENV = ("AAG_SANDBOX", spec.CHECK_TIMEOUT_ENV, spec.SPEED_WITHOUT_GPU_ENV,
                 device.BACKEND_ENV, timing.SPEED_BARS_ENV)
 
+# ``nbgrader ARGS`` as a command: nbgrader's own entry point, less the 2 s (of 4) its import spends
+# in jsonschema building the grammar of an optional format checker (``rfc3987_syntax``, installed
+# for jupyter-events) that nbgrader never uses; jsonschema goes on without it when it is absent.
+NBGRADER = (sys.executable, "-c", "import sys; sys.modules.setdefault('rfc3987_syntax', None); "
+            "from nbgrader.apps.nbgraderapp import main; sys.exit(main())")
+
 
 class NotGraded(Exception):
     """A submission's grading run failed or ran past its limit (the message says which)."""
@@ -126,7 +132,7 @@ def grade_submission(kit: CourseKit, student: str, files: dict[str, bytes]) -> O
         env.update(kit.env)         # and the instructor's grading settings
         env["AAG_SECRET_SEED"] = kit.secret   # nbgrader_config.py takes it out of the environment
         env["PATH"] = os.pathsep.join([str(Path(sys.executable).parent), env.get("PATH", "")])
-        cmd = [sys.executable, "-m", "nbgrader", "autograde", kit.assignment, f"--student={student}",
+        cmd = [*NBGRADER, "autograde", kit.assignment, f"--student={student}",
                "--force", *kit.nbgrader_args]
         # Its own session, so the whole run (kernel, judge, sandbox) can be stopped at once.
         proc = subprocess.Popen(cmd, cwd=root, env=env, stdout=subprocess.PIPE,

@@ -630,7 +630,9 @@ def _cases(problem, call: CheckCall, settings: Settings):
 def _judge_cases(student: StudentProcess, problem, call: CheckCall, settings: Settings,
                  result: CellResult, cases=None) -> Verdict:
     hidden = call.kind == "check_hidden"
+    lap = _Laps()
     cases = _cases(problem, call, settings) if cases is None else cases
+    lap("making the cases")
     if result.flags and not any(line.startswith(FLAG_LINE) for line in result.lines):
         # The feedback names what the static pass flagged (details in judge.json): a reason for
         # the instructor to read the code, not a verdict.
@@ -642,16 +644,22 @@ def _judge_cases(student: StudentProcess, problem, call: CheckCall, settings: Se
         arrays, scalars = encode_scalars(case.inputs)
         name = f"inputs-{call.kind}-{i}.npz"
         safe_files.save_npz(student.work, name, arrays)   # never through a link it left there
+        lap("sending the inputs")
         limit = problem.time_limit(case)
         try:
-            msg = student.ask({"op": "case", "problem": call.problem, "func": call.func,
-                               "size": case.size, "blocks": case.blocks, "threads": case.threads,
-                               "inputs": name, "scalars": scalars, "order": list(case.inputs)},
-                              "outcome", allow=limit)
+            student.begin({"op": "case", "problem": call.problem, "func": call.func,
+                           "size": case.size, "blocks": case.blocks, "threads": case.threads,
+                           "inputs": name, "scalars": scalars, "order": list(case.inputs)},
+                          allow=limit)
+            problem.reference_values(case)   # the float64 answer, while the learner's code runs
+            lap("the expected values (while your code runs)")
+            msg = student.receive("outcome")
+            lap("your code, after that")
             outcome = Outcome(outputs=student.load(msg["outputs"], safe_files.npz_bytes(
                                   problem.outputs(case.size))), guard_intact=msg["guard_intact"],
                               error=msg["error"], error_kind=msg["error_kind"])
             outcome.provenance = msg.get("provenance")   # judged after the values
+            lap("receiving the outputs")
         except StudentGone as gone:
             # Stopped at its time limit: a hang (its hint says so), not a crash.
             stopped = getattr(getattr(student, "proc", None), "killed", None) == "time"
@@ -659,6 +667,9 @@ def _judge_cases(student: StudentProcess, problem, call: CheckCall, settings: Se
             msg = {}
         verdict = with_provenance(problem, case, outcome,
                                   problem.judge(case, outcome, show_inputs=not hidden))
+        case.memo.clear()                 # the float64 answer of a large case: hundreds of MB
+        lap("comparing")
+        result.details.setdefault("check_seconds", {})[call.kind] = lap.seconds
         launches.append(msg.get("student_launches", 0))
         copies.append(msg.get("d2h", 0))   # for the instructor: inputs copied back to the host?
         if verdict.passed and problem.on_device and outcome.error is None:

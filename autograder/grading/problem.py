@@ -310,6 +310,20 @@ class Problem:
         return self.spec(**{k: (v.astype(np.float64) if isinstance(v, np.ndarray) and v.dtype.kind == "f"
                                else v) for k, v in case.inputs.items()}, **_launch_kwargs(case))
 
+    def tolerance_of(self, case: Case, expected: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
+        """How far each output may be from ``expected`` (a problem with its own error bound per
+        launch shape overrides this)."""
+        return self.tolerance(case.inputs, expected)
+
+    def reference_values(self, case: Case) -> tuple[dict[str, np.ndarray], dict[str, np.ndarray]]:
+        """(expected, tolerance) of a case in float64, computed once per case: the judge computes
+        them while the learner's code runs the case, and :meth:`judge` uses them."""
+        if "expected" not in case.memo:
+            expected = self.expected(case)
+            case.memo["tolerance"] = self.tolerance_of(case, expected)
+            case.memo["expected"] = expected
+        return case.memo["expected"], case.memo["tolerance"]
+
     def speed_inputs(self, rng: np.random.Generator, n: int) -> dict[str, Any]:
         """Inputs for a speed run (large n: problems may give a faster generator than make_inputs)."""
         return self._speed_inputs(rng, n)
@@ -353,8 +367,7 @@ class Problem:
         return 0, 256
 
     def judge(self, case: Case, outcome: Outcome, show_inputs: bool = True) -> Verdict:
-        expected = self.expected(case)
-        tolerance = self.tolerance(case.inputs, expected)
+        expected, tolerance = self.reference_values(case)
         dtypes = {name: np.dtype(dt) for name, (_, dt) in self.outputs(case.size).items()}
         verdict = compare(self.name, case.describe(), expected, outcome, tolerance, dtypes)
         if self.value_hint and verdict.hint == GENERIC_VALUE_HINT:

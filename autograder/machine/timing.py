@@ -63,19 +63,20 @@ def measuring() -> bool:
     return not_measured() is None
 
 
-def not_measured(what: str = "Timing") -> str | None:
+def not_measured(what: str = "Timing", gpu: bool = True) -> str | None:
     """Why ``what`` is not timed here, or None where it is: CPU mode (the simulator's times mean
-    nothing), or a notebook run by the grader (a measurement earns no points, and timing every
-    learner's experiments would cost the grader's GPU minutes per submission). A chapter's
-    measuring cells ask first and show the course's recorded figures instead."""
+    nothing; not a reason for ``gpu=False``, a timing of CPU code), or a notebook run by the
+    grader (a measurement earns no points, and timing every learner's experiments would cost the
+    grader's GPU minutes per submission). A chapter's measuring cells ask first and show the
+    course's recorded figures instead."""
     b = device.current()
-    if not b.is_gpu:
+    if gpu and not b.is_gpu:
         return (f"{what} needs a GPU: this machine runs in {b.label} ({b.reason}). The simulator "
                 "runs kernels as Python threads, so its times say nothing about a GPU.")
     if being_graded():
         return (f"{what} is skipped while the notebook is graded: measurements earn no points, "
-                "and the grader times only the speed cells. Run the cell yourself on a GPU to "
-                "see the numbers.")
+                "and the grader times only the speed cells. Run the cell yourself"
+                + (" on a GPU" if gpu else "") + " to see the numbers.")
     return None
 
 

@@ -34,6 +34,7 @@ from typing import Any
 import numpy as np
 
 from autograder.core.explain import Explanation, explain, explain_text
+from autograder.core.spec import skipped_while_graded
 
 DEFAULT_CC = (9, 0)   # the course's reference GPU (H200) when there is no GPU to ask
 
@@ -787,6 +788,7 @@ def _note_text(note: dict) -> dict:
     return dict(note, text=text)
 
 
+@skipped_while_graded("Your kernel's PTX and SASS")
 def show_code(kernel, *args, signature=None, cc=None) -> KernelCode:
     """Show what ``kernel`` compiles to: Python, PTX and SASS, with the lines that matter
     highlighted and the compiler's registers, shared and local memory per thread.

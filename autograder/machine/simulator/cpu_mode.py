@@ -10,11 +10,16 @@ The warp size is a parameter (32 by default; 64 stands for an AMD wavefront): ``
 ``cuda.laneid``, the grouping of threads into warps, the width of warp masks and every warp
 intrinsic of :mod:`autograder.warp` follow it. ``with warp_size_as(64):`` runs the launches inside
 it at another warp size, for checks that try a kernel at 32 and at 64.
+
+A simulated launch runs on one core (:func:`one_core`): its block's threads take turns holding
+Python's global lock at every barrier and warp step, and handing that lock from core to core costs
+more than the work (a warp-shuffle check took 11 s on two cores, 4 s on one).
 """
 
 from __future__ import annotations
 
 import contextlib
+import os
 from typing import Callable
 
 _extensions: list[Callable[[object], None]] = []
@@ -56,6 +61,37 @@ def warp_size_as(size: int):
         _state["warp_size"] = previous
 
 
+def _current_core(allowed: set[int]) -> int:
+    """The core this thread runs on now (the scheduler's choice), else one of ``allowed``."""
+    try:
+        import ctypes
+        core = int(ctypes.CDLL(None).sched_getcpu())
+        if core in allowed:
+            return core
+    except (OSError, AttributeError):
+        pass
+    return sorted(allowed)[os.getpid() % len(allowed)]
+
+
+@contextlib.contextmanager
+def one_core():
+    """Run the block inside on the core the calling thread is on; the threads it starts (a
+    simulated block's) inherit that. Affinity is restored after. No effect where there is one core
+    or the system has no affinity calls."""
+    try:
+        allowed = os.sched_getaffinity(0)
+    except (AttributeError, OSError):
+        allowed = set()
+    if len(allowed) <= 1:
+        yield
+        return
+    os.sched_setaffinity(0, {_current_core(allowed)})
+    try:
+        yield
+    finally:
+        os.sched_setaffinity(0, allowed)
+
+
 def install(warp_size: int = 32) -> None:
     _state["warp_size"] = _valid(warp_size)
     if _state["installed"]:
@@ -70,6 +106,13 @@ def install(warp_size: int = 32) -> None:
             ext(self)
 
     kernelapi.FakeCUDAModule.__init__ = __init__
+    launch = kernel.FakeCUDAKernel.__call__
+
+    def call(self, *args):
+        with one_core():
+            return launch(self, *args)
+
+    kernel.FakeCUDAKernel.__call__ = call
     # The simulator's cuda.warpsize is fixed at 32; CPU mode makes it a parameter, so 64 can
     # stand for an AMD wavefront.
     kernelapi.FakeCUDAModule.warpsize = property(lambda self: _state["warp_size"])

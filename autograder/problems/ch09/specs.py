@@ -13,7 +13,8 @@ from autograder.problems.ch09.references import (NUM_BINS, cupy_bincount, refere
                                                  reference_private, zero)
 from autograder.problems.kit.baselines import njit_on_first_call
 from autograder.problems.kit.formula import formula_problem
-from autograder.problems.kit.inputs import cores
+from autograder.problems.kit.inputs import cores, in_parallel
+from autograder.problems.kit.memo import once_per_array
 
 U64 = 2.0 ** -53
 
@@ -159,10 +160,11 @@ def byte_counts(data: np.ndarray) -> np.ndarray:
     """The spec: how many bytes of ``data`` hold each value 0..255 (int64; in slices, so a large
     array is never converted to 8-byte integers all at once)."""
     flat = np.asarray(data).reshape(-1)
+    step = 1 << 22
     out = np.zeros(NUM_BINS, np.int64)
-    step = 1 << 24
-    for start in range(0, flat.size, step):
-        out += np.bincount(flat[start:start + step], minlength=NUM_BINS)[:NUM_BINS]
+    for part in in_parallel(lambda i: np.bincount(flat[i * step:(i + 1) * step], minlength=NUM_BINS),
+                            -(-flat.size // step), flat.size):
+        out += part[:NUM_BINS]
     return out
 
 
@@ -190,20 +192,15 @@ def _spec(data, **launch):
     return {"hist": byte_counts(data).astype(np.float64)}
 
 
-_counted: dict[int, tuple] = {}
+@once_per_array
+def _counted(data: np.ndarray) -> np.ndarray:
+    return byte_counts(data).astype(np.float64)
 
 
 def _sample_spec(inputs, idx):
     """(expected, tolerance) at flat indices ``idx`` of ``hist``, counted once per input array (a
     speed run checks every timed call against the same 2^28 bytes)."""
-    import weakref
-    data = inputs["data"]
-    hit = _counted.get(id(data))
-    if hit is None or hit[0]() is not data:
-        _counted.clear()
-        hit = (weakref.ref(data), byte_counts(data).astype(np.float64))
-        _counted[id(data)] = hit
-    expected = {"hist": hit[1][np.asarray(idx)]}
+    expected = {"hist": _counted(inputs["data"])[np.asarray(idx)]}
     return expected, _tolerance(inputs, expected)
 
 

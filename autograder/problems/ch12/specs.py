@@ -11,7 +11,8 @@ from autograder.machine import device
 from autograder.core.checks import Verdict
 from autograder.grading.problem import Baseline, Problem, SpeedBar, Sizes
 from autograder.problems.ch12.references import co_rank_evaluator, cupy_sort, reference_tiled
-from autograder.problems.kit import formula_problem, njit_on_first_call
+from autograder.problems.kit import (formula_problem, in_parallel, njit_on_first_call,
+                                     parallel_fill, piece_edges)
 
 U64 = 2.0 ** -53
 KEY = np.float32
@@ -68,11 +69,28 @@ def sorted_keys(rng: np.random.Generator, m: int, n: int, kind: str | None = Non
 
 def fast_sorted_keys(rng: np.random.Generator, m: int, n: int) -> tuple[np.ndarray, np.ndarray]:
     """Sorted float32 keys for speed runs (2^27 each in about a second, no sort): integers that
-    rise by one with probability 1/16 at each step, so runs of ~16 equal keys, in both arrays
-    over the same range (up to 2^23: exact in float32)."""
+    rise by one with probability 1/16 at each step of the longer array (runs of ~16 equal keys),
+    and as often as it takes the shorter one to cover the same range (up to about 2^23: exact in
+    float32). Made in pieces side by side: each piece counts its own rises, then is shifted by the
+    rises of the pieces before it."""
+    top = max(int(m), int(n), 1) / 16
+
     def one(count):
-        steps = rng.random(int(count), dtype=np.float32) < np.float32(1 / 16)
-        return np.cumsum(steps, dtype=np.int32).astype(KEY)
+        p = np.float32(min(1.0, top / max(int(count), 1)))
+
+        def rises(g, piece):
+            np.cumsum(g.random(piece.size, dtype=np.float32) < p, out=piece)
+        local = parallel_fill(rng, count, rises, dtype=np.int32)
+        edges = piece_edges(count)
+        ends = [int(local[e - 1]) if e > b else 0 for b, e in zip(edges, edges[1:])]
+        shift = np.concatenate([[0], np.cumsum(ends)])
+        keys = np.empty(int(count), KEY)
+
+        def place(i):
+            np.add(local[edges[i]:edges[i + 1]], shift[i], out=keys[edges[i]:edges[i + 1]],
+                   casting="unsafe")
+        in_parallel(place, len(ends), count)
+        return keys
     return one(m), one(n)
 
 

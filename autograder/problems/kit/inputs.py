@@ -3,8 +3,16 @@
 from __future__ import annotations
 
 import os
+from concurrent.futures import ThreadPoolExecutor
+from typing import Any, Callable
 
 import numpy as np
+
+# A speed run's inputs are made in this many pieces, each from its own generator: the values do not
+# depend on how many threads make them, so the judge and the learner's process (and every machine)
+# make the same ones.
+PIECES = 64
+PARALLEL_FROM = 1 << 20      # smaller arrays are made in one thread (starting threads costs more)
 
 
 def random_floats(rng: np.random.Generator, n: int, dtype=np.float32) -> np.ndarray:
@@ -15,15 +23,64 @@ def random_floats(rng: np.random.Generator, n: int, dtype=np.float32) -> np.ndar
     return (offset + scale * rng.uniform(-1, 1, n)).astype(dtype)
 
 
+def in_parallel(fn: Callable[[int], Any], count: int, work: int) -> list:
+    """``[fn(0), ..., fn(count - 1)]``, on up to one thread per core when ``work`` (elements in all)
+    is large enough to pay for starting them. For NumPy work, which releases the GIL: the speed
+    tests' inputs and sample checks go over 2^28 values, a second or more per pass in one thread."""
+    workers = min(_usable_cores(), count) if work >= PARALLEL_FROM else 1
+    if workers <= 1:
+        return [fn(i) for i in range(count)]
+    with ThreadPoolExecutor(workers) as pool:
+        return list(pool.map(fn, range(count)))
+
+
+def piece_edges(n: int) -> list[int]:
+    """Where :func:`parallel_fill`'s pieces of an n-element array begin, and the end."""
+    return [int(n) * i // PIECES for i in range(PIECES + 1)]
+
+
+def parallel_fill(rng: np.random.Generator, n: int,
+                  fill: Callable[[np.random.Generator, np.ndarray], None],
+                  dtype=np.float32) -> np.ndarray:
+    """n values made by ``fill(generator, piece)`` over :data:`PIECES` pieces side by side, each
+    piece from its own generator spawned from one draw of ``rng``."""
+    n = int(n)
+    seeds = np.random.SeedSequence(int(rng.integers(1 << 63))).spawn(PIECES)
+    out = np.empty(n, dtype)
+    edges = piece_edges(n)
+    in_parallel(lambda i: fill(np.random.Generator(np.random.SFC64(seeds[i])),
+                               out[edges[i]:edges[i + 1]]), PIECES, n)
+    return out
+
+
+def uniform_fast(rng: np.random.Generator, n: int, low: float = 0.0, high: float = 1.0) -> np.ndarray:
+    """n float32 values uniform in [low, high), made in parallel (:func:`parallel_fill`)."""
+    width, low = np.float32(high - low), np.float32(low)
+
+    def fill(g: np.random.Generator, piece: np.ndarray) -> None:
+        g.random(out=piece, dtype=np.float32)
+        piece *= width
+        piece += low
+    return parallel_fill(rng, n, fill)
+
+
+def normal_fast(rng: np.random.Generator, n: int, mean: float = 0.0, std: float = 1.0) -> np.ndarray:
+    """n float32 values from N(mean, std²), made in parallel (:func:`parallel_fill`)."""
+    mean, std = np.float32(mean), np.float32(std)
+
+    def fill(g: np.random.Generator, piece: np.ndarray) -> None:
+        g.standard_normal(out=piece, dtype=np.float32)
+        piece *= std
+        piece += mean
+    return parallel_fill(rng, n, fill)
+
+
 def random_floats_fast(rng: np.random.Generator, n: int) -> np.ndarray:
-    """float32 values like :func:`random_floats`, made in float32 throughout (for speed runs of
-    2^28 elements, where float64 generation would take seconds per array)."""
-    scale = np.float32(10.0 ** rng.uniform(-3, 3))
-    offset = np.float32(rng.uniform(-2, 2)) * scale
-    x = rng.random(n, dtype=np.float32)
-    x *= np.float32(2) * scale
-    x += offset - scale
-    return x
+    """float32 values like :func:`random_floats`, made in float32 throughout and in parallel (for
+    speed runs of 2^28 elements, where float64 generation would take seconds per array)."""
+    scale = 10.0 ** rng.uniform(-3, 3)
+    offset = rng.uniform(-2, 2) * scale
+    return uniform_fast(rng, n, offset - scale, offset + scale)
 
 
 def spread(rng: np.random.Generator, values: np.ndarray) -> np.ndarray:
@@ -51,4 +108,13 @@ def unravel(idx, shape):
 
 
 def cores() -> int:
+    """The machine's cores (what numba's parallel loops use: the CPU baselines' labels)."""
     return os.cpu_count() or 1
+
+
+def _usable_cores() -> int:
+    """The cores this thread may run on (a container or ``taskset`` may allow fewer)."""
+    try:
+        return len(os.sched_getaffinity(0)) or 1
+    except (AttributeError, OSError):
+        return cores()
