@@ -423,3 +423,29 @@ def test_a_speed_test_leaves_its_student_process_to_the_next_exercise(monkeypatc
     assert saxpy.passed, saxpy.error
     assert len(started) == 1, started
     assert saxpy.details["cells_run"] == 1 and saxpy.details["cell_errors"] == []
+
+
+def test_the_gpu_lock_waits_on_another_users_lock_file(monkeypatch, tmp_path):
+    """On a machine shared by several users, the speed tests' lock file in /tmp belongs to whoever
+    made it first; the others may not open it for writing (nor with O_CREAT in a sticky folder).
+    Taking the lock must still work, and still exclude: flock needs only a read-only descriptor."""
+    import fcntl
+    import os
+    path = tmp_path / "aag-gpu-all.lock"
+    path.write_text("")
+    monkeypatch.setenv("CUDA_VISIBLE_DEVICES", "all")
+    real_open = os.open
+
+    def other_users_file(name, flags, *mode):
+        if str(name) == str(path) and flags & (os.O_CREAT | os.O_RDWR | os.O_WRONLY):
+            raise PermissionError(13, "Permission denied", str(name))
+        return real_open(name, flags, *mode)
+
+    monkeypatch.setattr(os, "open", other_users_file)
+    with judge.gpu_lock(tmp_path):
+        probe = real_open(path, os.O_RDONLY)
+        try:
+            with pytest.raises(BlockingIOError):       # held: a second taker would wait
+                fcntl.flock(probe, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        finally:
+            os.close(probe)

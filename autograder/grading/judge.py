@@ -1040,7 +1040,12 @@ def gpu_lock(directory: Path):
     import fcntl
     visible = os.environ.get("CUDA_VISIBLE_DEVICES", "all").replace(",", "_") or "all"
     path = Path(directory) / f"aag-gpu-{visible}.lock"
-    fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o666)
+    try:
+        fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o666)
+    except PermissionError:
+        # Another user's lock file (in /tmp, only its owner may open it with O_CREAT or for
+        # writing): flock needs neither, so wait on it all the same.
+        fd = os.open(path, os.O_RDONLY)
     try:
         fcntl.flock(fd, fcntl.LOCK_EX)
         yield
