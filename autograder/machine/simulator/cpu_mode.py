@@ -75,7 +75,7 @@ def _current_core(allowed: set[int]) -> int:
 
 @contextlib.contextmanager
 def one_core():
-    """Run the block inside on the core the calling thread is on; the threads it starts (a
+    """Run the code inside on the core the calling thread is on; the threads it starts (a
     simulated block's) inherit that. Affinity is restored after. No effect where there is one core
     or the system has no affinity calls."""
     try:

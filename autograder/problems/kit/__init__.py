@@ -14,9 +14,10 @@
 from autograder.problems.kit.baselines import njit_on_first_call
 from autograder.problems.kit.formula import formula_problem
 from autograder.problems.kit.images import GRAY_WEIGHTS, test_image, to_gray
-from autograder.problems.kit.inputs import (cores, grid_blocks, grid_over, in_parallel, normal_fast,
-                                            parallel_fill, piece_edges, random_floats,
-                                            random_floats_fast, spread, uniform_fast, unravel)
+from autograder.problems.kit.inputs import (cores, grid_blocks, grid_over, in_parallel,
+                                            normal_fast, parallel_fill, piece_edges,
+                                            random_floats, random_floats_fast, spread,
+                                            uniform_fast, unravel)
 from autograder.problems.kit.memo import once_per_array
 from autograder.problems.kit.kernels import KernelCache
 from autograder.problems.kit.matmul import (MATMUL_BASELINES, SPEED_MATMUL, cupy_matmul,
@@ -26,9 +27,9 @@ from autograder.problems.kit.matmul import (MATMUL_BASELINES, SPEED_MATMUL, cupy
                                             matmul_tolerance)
 
 __all__ = ["GRAY_WEIGHTS", "KernelCache", "MATMUL_BASELINES", "SPEED_MATMUL", "cores",
-           "cupy_matmul", "formula_problem", "grid_blocks", "grid_over", "in_parallel", "matmul_blocks",
-           "matmul_bytes_moved", "matmul_flops", "matmul_inputs", "matmul_launch",
+           "cupy_matmul", "formula_problem", "grid_blocks", "grid_over", "in_parallel",
+           "matmul_blocks", "matmul_bytes_moved", "matmul_flops", "matmul_inputs", "matmul_launch",
            "matmul_outputs", "matmul_sample", "matmul_spec", "matmul_speed_inputs",
            "matmul_tolerance", "njit_on_first_call", "normal_fast", "once_per_array",
-           "parallel_fill", "piece_edges", "random_floats", "random_floats_fast", "spread", "test_image",
-           "to_gray", "uniform_fast", "unravel"]
+           "parallel_fill", "piece_edges", "random_floats", "random_floats_fast", "spread",
+           "test_image", "to_gray", "uniform_fast", "unravel"]

@@ -53,7 +53,8 @@ def parallel_fill(rng: np.random.Generator, n: int,
     return out
 
 
-def uniform_fast(rng: np.random.Generator, n: int, low: float = 0.0, high: float = 1.0) -> np.ndarray:
+def uniform_fast(rng: np.random.Generator, n: int, low: float = 0.0,
+                 high: float = 1.0) -> np.ndarray:
     """n float32 values uniform in [low, high), made in parallel (:func:`parallel_fill`)."""
     width, low = np.float32(high - low), np.float32(low)
 
@@ -64,7 +65,8 @@ def uniform_fast(rng: np.random.Generator, n: int, low: float = 0.0, high: float
     return parallel_fill(rng, n, fill)
 
 
-def normal_fast(rng: np.random.Generator, n: int, mean: float = 0.0, std: float = 1.0) -> np.ndarray:
+def normal_fast(rng: np.random.Generator, n: int, mean: float = 0.0,
+                std: float = 1.0) -> np.ndarray:
     """n float32 values from N(mean, std²), made in parallel (:func:`parallel_fill`)."""
     mean, std = np.float32(mean), np.float32(std)
 
