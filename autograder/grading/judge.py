@@ -631,6 +631,7 @@ def _judge_cases(student: StudentProcess, problem, call: CheckCall, settings: Se
                  result: CellResult, cases=None) -> Verdict:
     hidden = call.kind == "check_hidden"
     lap = _Laps()
+    result.details.setdefault("check_seconds", {})[call.kind] = lap.seconds   # filled as it goes
     cases = _cases(problem, call, settings) if cases is None else cases
     lap("making the cases")
     if result.flags and not any(line.startswith(FLAG_LINE) for line in result.lines):
@@ -669,7 +670,6 @@ def _judge_cases(student: StudentProcess, problem, call: CheckCall, settings: Se
                                   problem.judge(case, outcome, show_inputs=not hidden))
         case.memo.clear()                 # the float64 answer of a large case: hundreds of MB
         lap("comparing")
-        result.details.setdefault("check_seconds", {})[call.kind] = lap.seconds
         launches.append(msg.get("student_launches", 0))
         copies.append(msg.get("d2h", 0))   # for the instructor: inputs copied back to the host?
         if verdict.passed and problem.on_device and outcome.error is None:

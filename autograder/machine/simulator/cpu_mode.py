@@ -61,16 +61,22 @@ def warp_size_as(size: int):
         _state["warp_size"] = previous
 
 
+def _sched_getcpu() -> Callable[[], int] | None:
+    """C's ``sched_getcpu`` (looked up once, on the first simulated launch), or None."""
+    if "sched_getcpu" not in _state:
+        try:
+            import ctypes
+            _state["sched_getcpu"] = ctypes.CDLL(None).sched_getcpu
+        except (OSError, AttributeError):
+            _state["sched_getcpu"] = None
+    return _state["sched_getcpu"]
+
+
 def _current_core(allowed: set[int]) -> int:
     """The core this thread runs on now (the scheduler's choice), else one of ``allowed``."""
-    try:
-        import ctypes
-        core = int(ctypes.CDLL(None).sched_getcpu())
-        if core in allowed:
-            return core
-    except (OSError, AttributeError):
-        pass
-    return sorted(allowed)[os.getpid() % len(allowed)]
+    getcpu = _sched_getcpu()
+    core = int(getcpu()) if getcpu else -1
+    return core if core in allowed else sorted(allowed)[os.getpid() % len(allowed)]
 
 
 @contextlib.contextmanager
