@@ -73,6 +73,16 @@ def warm_baselines(chapter: str) -> float:
     return float(p.stdout.split()[-1])
 
 
+# nbgrader's log lines with the time since the run started, so the log is a timeline (where
+# "the rest" goes: nbgrader's start, the kernel's, the judge's steps between its cells).
+LOG_TIMES = ("--Application.log_format=%(relativeCreated)8.0f ms %(levelname)s %(message)s",)
+
+
+def timeline(log: str) -> list[str]:
+    """The log lines that carry a time, the long ones cut."""
+    return [line[:160] for line in log.splitlines() if line[:12].strip().endswith("ms")]
+
+
 def grade_chapter(chapter: str, workdir: Path) -> dict:
     baselines = warm_baselines(chapter)
     root = workdir / chapter
@@ -81,8 +91,8 @@ def grade_chapter(chapter: str, workdir: Path) -> dict:
     h.submit(root, chapter, "sol", h.read_nb(root / "solutions" / chapter / f"{chapter}.ipynb"))
     start = time.monotonic()
     p = subprocess.run([*NBGRADER, "autograde", chapter, "--student=sol",   # as grade-all runs it
-                        "--force"], cwd=root, env=h.env(), capture_output=True, text=True,
-                       timeout=3000)
+                        "--force", *LOG_TIMES], cwd=root, env=h.env(), capture_output=True,
+                       text=True, timeout=3000)
     wall = time.monotonic() - start
     graded = root / "autograded" / "sol" / chapter
     cells = cell_seconds(h.read_nb(graded / f"{chapter}.ipynb")) if p.returncode == 0 else []
@@ -104,6 +114,7 @@ def grade_chapter(chapter: str, workdir: Path) -> dict:
                          "speed_seconds": r.get("details", {}).get("speed", {}).get("seconds")}
                   for cell, r in judged.items()},
         "score": [sum(s for s, _ in scores.values()), sum(m for _, m in scores.values())],
+        "timeline": timeline(p.stdout + p.stderr),
         "log_tail": "" if p.returncode == 0 else (p.stdout + p.stderr)[-3000:],
     }
 
@@ -130,7 +141,7 @@ def main() -> int:
             r = grade_chapter(chapter, Path(tmp))
             results["chapters"].append(r)
             (out / "grading-cost.json").write_text(json.dumps(results, indent=1))
-            print(json.dumps({k: v for k, v in r.items() if k != "log_tail"}), flush=True)
+            print(json.dumps({k: v for k, v in r.items() if k not in ("log_tail", "timeline")}), flush=True)
             if r["rc"]:
                 print(r["log_tail"], flush=True)
     print("\n| chapter | wall (s) | nbgrader's kernel: cells (s) | judge (s) | rest (s) | score "
