@@ -6,7 +6,9 @@ percent format); `aag build` converts it to the .ipynb nbgrader reads, next to i
 here is about grading submissions fairly and quickly on GPU machines and on CPU-only ones.
 """
 
+import json
 import os
+import sys
 import warnings
 
 from nbconvert.preprocessors import CSSHTMLHeaderPreprocessor, ClearMetadataPreprocessor
@@ -26,8 +28,9 @@ from nbgrader.preprocessors import (
     SaveAutoGrades,
 )
 
-from autograder.nbgrader_ext import (ExecuteGuarded, HideHiddenTests, JudgeSubmission,
-                                     PerExerciseCsvExportPlugin, RestoreLockedCells)
+from autograder.nbgrader_ext import (ExecuteGuarded, HideHiddenTests, JudgeSubmission, LatePenalty,
+                                     PerExerciseCsvExportPlugin, RestoreLockedCells,
+                                     ScrubGraderPaths)
 
 c = get_config()  # noqa: F821 (provided by traitlets when it loads this file)
 
@@ -52,6 +55,25 @@ c.CourseDirectory.solution_directory = "solutions"
 # The text sources hold the solutions and hidden tests: they must never be copied to learners.
 # nbgrader copies every non-ignored file next to a source notebook into the release, so "*.py"
 # is listed here (a chapter that ships a helper module must ship it another way).
+# --- The class -----------------------------------------------------------------------------------
+# `aag course init --course-id ID --exchange DIR` keeps the class's settings in .aag/course.json
+# (the learners' environment gets the same two in its own nbgrader_config.py). Without it, nbgrader's
+# defaults hold: no course id (release_assignment then asks for one) and /srv/nbgrader/exchange.
+try:
+    with open(os.path.join(COURSE_ROOT, ".aag", "course.json")) as _f:
+        _class = json.load(_f)
+except (OSError, ValueError):
+    _class = {}
+if _class.get("course_id"):
+    c.CourseDirectory.course_id = _class["course_id"]
+if _class.get("exchange"):
+    c.Exchange.root = _class["exchange"]
+# nbgrader's gradebook runs the `alembic` command each time it opens a database: found beside this
+# Python, so that `.venv/bin/nbgrader db ...` works without an activated environment.
+if os.path.dirname(sys.executable) not in os.environ.get("PATH", "").split(os.pathsep):
+    os.environ["PATH"] = os.pathsep.join(filter(None, [os.path.dirname(sys.executable),
+                                                       os.environ.get("PATH")]))
+
 c.CourseDirectory.ignore = [
     "*.py",
     "__pycache__",
@@ -125,6 +147,15 @@ if not c.JudgeSubmission.secret_seed:
 # when grading only correctness on CPUs). AAG_SPEED_WITHOUT_GPU, when set, overrides this.
 c.JudgeSubmission.speed_without_gpu = "zero"
 
+# Late work (after the due date `aag release ASSIGNMENT --due ...` set): 10% of a notebook's points
+# off per day or part of a day late, shown in the learner's feedback and in the exported grades.
+# 100 makes late work score zero; an extension recorded in the gradebook moves that learner's due
+# date. The penalty is fixed when autograde runs. A learner who submits again before you collect is
+# graded on the last submission: `aag collect` runs nbgrader collect --update.
+c.AssignLatePenalties.plugin_class = LatePenalty
+c.LatePenalty.percent_per_day = 10
+c.LatePenalty.grace_minutes = 0
+
 # A learner who deletes a test cell must not escape it: autograde puts missing grade cells back.
 c.OverwriteCells.add_missing_cells = True
 
@@ -148,8 +179,12 @@ c.GenerateSolution.preprocessors = [
 c.GenerateFeedback.preprocessors = [
     GetGrades,
     HideHiddenTests,
+    ScrubGraderPaths,
     CSSHTMLHeaderPreprocessor,
 ]
+# Tracebacks name the grading machine's folders (its Python, this course folder, your home): the
+# learner's feedback shows <python>, <environment>, <course> and ~ instead.
+c.ScrubGraderPaths.course_root = COURSE_ROOT
 
 # `nbgrader export`: nbgrader's CSV columns, then one column per graded cell (an exercise's test,
 # its speed test, a written answer), so a spreadsheet shows which exercises a learner passed.

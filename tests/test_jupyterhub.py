@@ -57,6 +57,7 @@ import nbformat
 import pytest
 
 import nbgrader_helpers as h
+from autograder.tools.course import others_can_reach
 
 pytestmark = pytest.mark.slow
 
@@ -81,21 +82,6 @@ def find_proxy() -> str | None:
     """configurable-http-proxy: the course environment's (pip's pure-Python one), else PATH's."""
     here = Path(sys.executable).parent / "configurable-http-proxy"
     return str(here) if os.access(here, os.X_OK) else shutil.which("configurable-http-proxy")
-
-
-def others_can_reach(path: Path) -> bool:
-    """Whether a user who is neither the owner nor in the group can read ``path`` (every folder
-    above it searchable by others, the path itself readable, and searchable if a folder)."""
-    path = Path(path).resolve()
-    try:
-        for parent in path.parents:
-            if not os.stat(parent).st_mode & 0o001:
-                return False
-        mode_bits = os.stat(path).st_mode
-    except OSError:
-        return False
-    need = 0o005 if path.is_dir() else 0o004
-    return mode_bits & need == need
 
 
 def course_paths() -> list[Path]:

@@ -8,6 +8,7 @@ replacing text in one cell); grades are read per test cell from the gradebook.
 
 from __future__ import annotations
 
+import os
 import re
 import secrets
 import shutil
@@ -20,6 +21,7 @@ import pytest
 import autograder as ag
 import nbgrader_helpers as h
 from autograder.grading import judge
+from autograder.grading.nbgrader_ext.scrub_grader_paths import grader_paths
 
 pytestmark = pytest.mark.slow
 
@@ -288,4 +290,7 @@ def test_feedback_shows_no_hidden_test_code(course, graded, graded_wrong):
         assert "check_hidden" not in shown, student
         assert "BEGIN HIDDEN TESTS" not in shown, student
         assert "# (hidden tests ran here; their code is not shown)" in shown, student
+        # nor the grading machine's folders (its Python, the course folder) in tracebacks
+        for folder, _ in grader_paths(str(root)):
+            assert folder == os.path.expanduser("~") or folder not in shown, (student, folder)
         assert "ag.problems.ch02.vector_add.check(add_vectors)" in shown, student

@@ -134,6 +134,20 @@ def test_the_course_package_and_numba_import_inside(course):
     assert p.stdout.strip().splitlines()[-1] in {"cpu", "cuda", "hip"}
 
 
+def test_a_linked_environment_runs_by_its_link(course, tmp_path, monkeypatch):
+    """A course clone whose .venv is a link (to /opt/envs/..., say) starts the kernel by the
+    link's path: the sandbox, whose /tmp is empty, must show the link too."""
+    root, work = course
+    link = tmp_path / "linked-env"
+    link.symlink_to(Path(sys.prefix).resolve())
+    monkeypatch.setattr(sys, "prefix", str(link))
+    monkeypatch.setattr(sys, "executable", str(link / "bin" / "python"))
+    policy = sandbox.Policy(workdir=work, protected=(root.resolve(),))
+    p = subprocess.run(sandbox.command([str(link / "bin" / "python"), "-c", "import numpy"], policy),
+                       capture_output=True, text=True, timeout=300)
+    assert p.returncode == 0, p.stderr[-3000:]
+
+
 def test_refuses_to_show_a_folder_that_holds_a_protected_one(course):
     root, work = course
     with pytest.raises(ValueError):

@@ -183,6 +183,13 @@ def command(argv: list[str], policy: Policy) -> list[str]:
             cmd += ["--symlink", os.readlink(link), link]
         elif os.path.isdir(link):
             cmd += ["--ro-bind", link, link]
+    if policy.python:
+        # A linked environment (.venv -> /opt/envs/course) is run by its link's path (the kernel's
+        # command line names sys.executable): the link is there too, pointing where it does outside.
+        for link in {Path(sys.prefix), Path(sys.executable).parent.parent}:
+            target = link.resolve()
+            if link.is_symlink() and any(target == r or r in target.parents for r in ro):
+                cmd += ["--symlink", str(target), str(link)]
     if os.path.isdir("/sys"):
         cmd += ["--ro-bind", "/sys", "/sys"]
     if policy.gpu:

@@ -7,6 +7,8 @@
     aag grade NOTEBOOK [--json]                                  grade your notebook with the judge
     aag grade-all ASSIGNMENT [--scheduler ADDRESS]               autograde a class at once, on Dask
     aag class-report ASSIGNMENT [--plot PNG]                     how the class did, per exercise
+    aag course init --course-id ID [--exchange DIR] [...]        set up a class (instructors)
+    aag release|collect|feedback ASSIGNMENT / aag export         a class's cycle (instructors)
     aag build [...]                                              regenerate course/ and solutions/
     aag bench [...] / aag calibrate [...]                        benchmarks, speed bars
 
@@ -37,6 +39,11 @@ _PASSTHROUGH = {
     "grade": "grade your own notebook as the instructor would (hidden tests, speed on a GPU)",
     "grade-all": "autograde every submission of an assignment at once, on Dask (instructors)",
     "class-report": "after grading: pass rates, commonest failing verdicts, flagged submissions",
+    "course": "set up a class: aag course init --course-id ID --exchange DIR (instructors)",
+    "release": "build an assignment, put it into the gradebook, set its due date, release it",
+    "collect": "collect an assignment's new and resubmitted work from the exchange",
+    "feedback": "generate and release an assignment's feedback to the learners",
+    "export": "write the class's grades as CSV, one column per exercise",
 }
 
 
@@ -89,6 +96,13 @@ def cmd_grade_all(argv: Sequence[str]) -> int:
 
 def cmd_class_report(argv: Sequence[str]) -> int:
     return _delegate("tools.class_report", argv)
+
+
+def _class_command(name: str) -> Callable[[Sequence[str]], int]:
+    def run(argv: Sequence[str]) -> int:
+        from autograder.tools import course
+        return course.run(name, argv)
+    return run
 
 
 def _debian_root() -> str | None:
@@ -252,6 +266,7 @@ def _parser() -> argparse.ArgumentParser:
 _RUNNERS: dict[str, Callable[[Sequence[str]], int]] = {
     "test": cmd_test, "build": cmd_build, "bench": cmd_bench, "calibrate": cmd_calibrate,
     "grade": cmd_grade, "grade-all": cmd_grade_all, "class-report": cmd_class_report,
+    **{name: _class_command(name) for name in ("course", "release", "collect", "feedback", "export")},
 }
 
 

@@ -10,9 +10,12 @@ from autograder.grading.nbgrader_ext.execute_guarded import ExecuteGuarded
 from autograder.grading.nbgrader_ext.export_per_exercise import PerExerciseCsvExportPlugin
 from autograder.grading.nbgrader_ext.hide_hidden_tests import HideHiddenTests
 from autograder.grading.nbgrader_ext.judge_submission import JudgeSubmission
+from autograder.grading.nbgrader_ext.late_penalty import LatePenalty
 from autograder.grading.nbgrader_ext.replay_grading import ReplayGrading
 from autograder.grading.nbgrader_ext.restore_locked_cells import RestoreLockedCells
 from autograder.grading.nbgrader_ext.sandboxed_kernel import SandboxedKernelManager
+from autograder.grading.nbgrader_ext.scrub_grader_paths import ScrubGraderPaths
 
-__all__ = ["ExecuteGuarded", "HideHiddenTests", "JudgeSubmission", "PerExerciseCsvExportPlugin",
-           "ReplayGrading", "RestoreLockedCells", "SandboxedKernelManager"]
+__all__ = ["ExecuteGuarded", "HideHiddenTests", "JudgeSubmission", "LatePenalty",
+           "PerExerciseCsvExportPlugin", "ReplayGrading", "RestoreLockedCells",
+           "SandboxedKernelManager", "ScrubGraderPaths"]
