@@ -5,14 +5,16 @@ line with bash, in a copy of this clone (its ``.venv`` linked, so ``./aag`` inst
 root: only the first line's folders (the exchange, the learners' environment) are the test's own,
 in a temporary folder every user can reach, and the due date is set between the two learners'
 submissions. The comment line that says what learners do is done by two throwaway Unix users with
-the learners' environment that ``aag course init`` made: they fetch, answer (the chapter's
-solution) and submit through nbgrader's exchange, and fetch their feedback at the end.
+the learners' environment that ``aag course init`` made: they fetch, answer (two of them with the
+chapter's solution, one with a kernel that never ends) and submit through nbgrader's exchange, and
+fetch their feedback at the end.
 
 What must hold: the learners run the environment without touching the instructor's home; the
 roster's names reach the gradebook and the export; the learner who submitted after the due date
 loses the default late penalty (10% of the notebook's points for a day or part of one) in the
 gradebook, the CSV and their feedback page, and the other does not; the CSV is the instructor's
-alone and git ignores it; ``.venv/bin/nbgrader db`` works without ``.venv/bin`` on PATH; running
+alone and git ignores it; the hang costs about two short limits (the cell's, derived from the
+solution's time, and the check's), not five minutes; ``.venv/bin/nbgrader db`` works without ``.venv/bin`` on PATH; running
 ``aag release`` again changes nothing in ``course/``.
 
 Runs where it can make Unix users (root, useradd, setpriv) and a Python that every user can run
@@ -37,6 +39,7 @@ import pytest
 
 import nbgrader_helpers as h
 import test_jupyterhub as users
+from autograder.grading import cell_limits
 from autograder.tools import course as aag_course
 
 pytestmark = pytest.mark.slow
@@ -99,7 +102,7 @@ def class_folders():
     tag = secrets.token_hex(3)
     learners = {}
     try:
-        for name in ("ana", "ben"):
+        for name in ("ana", "ben", "cy"):
             learners[name] = users._add_user(f"aag{tag}{name}", top / "homes" / f"aag{tag}{name}")
         yield top, learners
     finally:
@@ -139,11 +142,17 @@ def test_readme_instructor_walkthrough(class_folders, tmp_path):
         p = users.as_user(entry, "bash", "-c", f"cd {entry.pw_dir} && {script}")
         assert p.returncode == 0, f"{name}: {script}\n{p.stdout[-3000:]}\n{p.stderr[-3000:]}"
 
-    solution = top / "solution.ipynb"      # what both learners hand in
+    solution = top / "solution.ipynb"      # what ana and ben hand in
     shutil.copy2(Path(h.REPO) / "solutions" / CHAPTER / f"{CHAPTER}.ipynb", solution)
     solution.chmod(0o644)
-    answer = [f"nbgrader fetch_assignment {CHAPTER}", f"cp {solution} {CHAPTER}/{CHAPTER}.ipynb",
-              f"nbgrader submit {CHAPTER}"]
+    hang = top / "hang.ipynb"              # cy's: every launch of the kernel spins forever
+    h.write_nb(h.mutate(h.read_nb(solution), "vector_add_solution", "    if i < out.size:",
+                        "    while out.size > 0:\n        pass\n    if i < out.size:"), hang)
+    hang.chmod(0o644)
+
+    def answer(notebook: Path) -> list[str]:
+        return [f"nbgrader fetch_assignment {CHAPTER}", f"cp {notebook} {CHAPTER}/{CHAPTER}.ipynb",
+                f"nbgrader submit {CHAPTER}"]
 
     learners_step = next(i for i, line in enumerate(commands) if line.lstrip().startswith("#"))
     release = next(line for line in commands if line.startswith("./aag release"))
@@ -154,18 +163,31 @@ def test_readme_instructor_walkthrough(class_folders, tmp_path):
     released = (clone / "course" / CHAPTER / f"{CHAPTER}.ipynb").read_bytes()
     assert released == (Path(h.REPO) / "course" / CHAPTER / f"{CHAPTER}.ipynb").read_bytes()
 
-    learner("ana", *answer)                                        # on time
+    learner("ana", *answer(solution))                              # on time
+    learner("cy", *answer(hang))
     due = datetime.datetime.now(datetime.timezone.utc) + datetime.timedelta(seconds=1)
     again = instructor(release, due=due)                           # the due date moves earlier
     assert "released already, unchanged" in again
     while datetime.datetime.now(datetime.timezone.utc) < due + datetime.timedelta(seconds=1):
         time.sleep(0.1)
-    learner("ben", *answer)                                        # late
+    learner("ben", *answer(solution))                              # late
 
     outputs = [instructor(line) for line in commands[learners_step + 1:]]
-    collected = outputs[0]
+    collected, graded = outputs[0], outputs[1]
     assert f"{learners['ana'].pw_name} (Ana Lima): on time" in collected, collected
     assert f"{learners['ben'].pw_name} (Ben Okoro): late by" in collected, collected
+
+    # cy's hang: nbgrader's kernel stops the cell at what the solution's cell needs times ten
+    # (at least FLOOR s, processor time), the judge stops the check's case at its own limit; the
+    # other exercise keeps its points, and the whole costs about those two limits more than a
+    # correct submission (1.5: the spinning process may get part of a core on a busy machine)
+    seconds = {who: float(s) for who, s in re.findall(r"\] (\S+): .* points in (\d+) s", graded)}
+    cy, ana = learners["cy"].pw_name, learners["ana"].pw_name
+    assert seconds[cy] - seconds[ana] < 1.5 * (cell_limits.FLOOR + 30) + 10, seconds
+    stopped = h.read_nb(clone / "autograded" / cy / CHAPTER / f"{CHAPTER}.ipynb")
+    messages = [o.get("evalue", "") for c in stopped.cells for o in c.get("outputs", [])
+                if o.get("output_type") == "error"]
+    assert any(f"ran past {cell_limits.FLOOR:g} s and was stopped" in m for m in messages), messages
 
     grades = clone / "grades.csv"
     assert grades.stat().st_mode & 0o077 == 0, "the grades are readable by others"
@@ -178,12 +200,15 @@ def test_readme_instructor_walkthrough(class_folders, tmp_path):
     assert float(ana["late_submission_penalty"]) == 0
     assert float(ben["late_submission_penalty"]) == pytest.approx(0.1 * float(ben["max_score"]))
     assert float(ben["score"]) == pytest.approx(float(ben["raw_score"]) - 0.1 * float(ben["max_score"]))
+    hung = rows[cy]
+    assert float(hung["vector_add_test"]) == 0 and hung["grid_stride_test"] == ana["grid_stride_test"]
 
     for name in learners:
         learner(name, f"nbgrader fetch_feedback {CHAPTER}")
     pages = {name: list(Path(entry.pw_dir, CHAPTER, "feedback").rglob("*.html"))
              for name, entry in learners.items()}
     assert all(len(found) == 1 for found in pages.values()), pages
+    assert "ran past" in pages["cy"][0].read_text()
     assert "Late submission penalty" in pages["ben"][0].read_text()
     assert "Late submission penalty" not in pages["ana"][0].read_text()
 

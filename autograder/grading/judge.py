@@ -288,6 +288,7 @@ class Settings:
     sandbox: str = "auto"               # "require", "auto" (use it when it works), "off"
     protected: tuple[Path, ...] = ()    # never visible to learner code
     exec_timeout: float = 300.0         # seconds for the cells before an exercise
+    cell_limits: dict | None = None     # seconds each cell may take, by id (ExecuteGuarded's)
     memory_bytes: int = 8 << 30         # resident memory of the student process
     copy_max_files: int = 2000          # files copied from the submission's folder (more: fails)
     copy_max_bytes: int = 256 << 20     # bytes copied from the submission's folder (more: fails)
@@ -539,7 +540,7 @@ def judge_exercise(cells: list[dict], checks: list[CheckCall], settings: Setting
             result.flags += session.notes
             t_cells = time.monotonic()
             executed = student.ask({"op": "exec", "cells": todo}, "executed",
-                                   allow=settings.exec_timeout)
+                                   allow=_cells_allowance(todo, settings))
             result.details["cells_seconds"] = round(time.monotonic() - t_cells, 2)
             result.details["processes_started"] = session.started
             session.cell_errors += executed["errors"]
@@ -580,6 +581,16 @@ def judge_exercise(cells: list[dict], checks: list[CheckCall], settings: Setting
             session.close()
     result.seconds = time.monotonic() - t0
     return result
+
+
+def _cells_allowance(cells: list[dict], settings: Settings) -> float:
+    """Processor seconds the student process may take for ``cells``: what nbgrader's kernel gave
+    each of them (a multiple of the solution's time, :mod:`cell_limits`), at most exec_timeout."""
+    limits = settings.cell_limits
+    if not limits:
+        return settings.exec_timeout
+    other = max(limits.values())
+    return min(settings.exec_timeout, sum(limits.get(c["id"], other) for c in cells) or other)
 
 
 def _judge_other_warp_sizes(cells, problem, call: CheckCall, settings: Settings,

@@ -243,10 +243,14 @@ def machine_key() -> str:
     return f"{platform.node()}|{cpu}|{os.cpu_count()} cores|numpy {np.__version__}"
 
 
+def cache_root() -> Path:
+    """Where measurements kept per machine live (AAG_CACHE_DIR, else ~/.cache/all-about-gpus)."""
+    return Path(os.environ.get(CACHE_ENV) or os.path.join(
+        os.environ.get("XDG_CACHE_HOME", os.path.expanduser("~/.cache")), "all-about-gpus"))
+
+
 def _cache_path() -> Path:
-    root = os.environ.get(CACHE_ENV) or os.path.join(
-        os.environ.get("XDG_CACHE_HOME", os.path.expanduser("~/.cache")), "all-about-gpus")
-    return Path(root) / "cpu-baselines.json"
+    return cache_root() / "cpu-baselines.json"
 
 
 def time_cpu(label: str, fn: Callable[[], None], repeats: int = 5, nbytes: int = 0, flops: int = 0,

@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
+import json
+import math
 import time
 
+import nbformat
 import pytest
 from nbformat.v4 import new_code_cell, new_markdown_cell, new_notebook
 
@@ -224,3 +227,57 @@ def test_isolated_cells_are_not_run_when_grading(tmp_path):
     assert "not run when grading" in text(nb.cells[1]) and not errors(nb.cells[1])
     assert not (tmp_path / "isolated.log").exists()
     assert text(nb.cells[2]) == "graded\n" and not errors(nb.cells[2])
+
+
+# --- limits from the solution's own time -----------------------------------------------------------
+
+SOLUTION_WORK = "import time\nt = time.process_time()\nwhile time.process_time() - t < 0.3:\n    pass"
+
+
+def _course_with_solution(tmp_path):
+    """A course folder whose source notebook's "work" cell spins 0.3 s of processor time."""
+    course = tmp_path / "course"
+    nb = new_notebook(cells=[new_code_cell("x = 1"), solution_cell(SOLUTION_WORK, "work")])
+    nb.cells[0].id, nb.cells[1].id = "setup", "work-cell"
+    nb.metadata["kernelspec"] = {"name": "python3", "display_name": "Python 3", "language": "python"}
+    (course / "source" / "a1").mkdir(parents=True)
+    nbformat.write(nb, str(course / "source" / "a1" / "nb.ipynb"))
+    return course, nb
+
+
+def test_a_hang_costs_a_multiple_of_the_solutions_time(tmp_path, monkeypatch):
+    """With the assignment's source notebook at hand, does a cell that never ends stop at a
+    multiple of what the same cell of the solution needs, not at the notebook-wide timeout; and
+    is the solution measured once per machine?"""
+    from traitlets.config import Config
+    monkeypatch.setenv("AAG_CACHE_DIR", str(tmp_path / "cache"))
+    course, solution = _course_with_solution(tmp_path)
+    config = Config()
+    config.CourseDirectory.root = str(course)
+    submission = nbformat.from_dict(json.loads(json.dumps(solution)))
+    submission.cells[1].source = UNSTOPPABLE                 # the learner's cell never ends
+    submission.cells.append(new_code_cell("print('after')"))  # a cell the learner added
+    work = tmp_path / "work"
+    work.mkdir()
+    resources = {"metadata": {"path": str(work)}, "nbgrader": {"assignment": "a1", "notebook": "nb"}}
+    pp = ExecuteGuarded(config=config, timeout=120, limit_margin=5, limit_floor=3)
+    start = time.monotonic()
+    nb, resources = pp.preprocess(submission, resources)
+    elapsed = time.monotonic() - start
+    (error,) = errors(nb.cells[1])
+    limit = resources["aag_cell_limits"]["work"]
+    assert 3 <= limit < 5 * 0.3 + 3, limit              # 5 x 0.3 s, at least 3 s
+    assert f"ran past {math.ceil(limit)} s and was stopped" in error.evalue
+    assert elapsed < 60, elapsed                          # not the 120 s timeout
+    assert "after" in text(nb.cells[2])
+    assert resources["aag_cell_limits"][nb.cells[2].id] == limit   # the slowest solution cell's
+    kept = json.loads((tmp_path / "cache" / "cell-seconds.json").read_text())
+    (seconds,) = kept.values()
+    assert 0.25 <= seconds["work-cell"] < 1.5, seconds
+    # a second submission takes the kept measurement: the solution does not run again
+    marker = tmp_path / "ran"
+    monkeypatch.setattr(ExecuteGuarded, "_measure", lambda self, source: marker.write_text("x"))
+    ExecuteGuarded(config=config, timeout=120, limit_margin=5, limit_floor=3).preprocess(
+        new_notebook(cells=[new_code_cell("y = 2")], metadata=solution.metadata),
+        {"metadata": {"path": str(work)}, "nbgrader": {"assignment": "a1", "notebook": "nb"}})
+    assert not marker.exists()

@@ -21,6 +21,12 @@ On a timeout (or a kernel that died under a cell) this preprocessor instead
 Test cells are never replayed: they do not define state the notebook needs, they may be slow,
 and running them twice would change nothing in the grade.
 
+Each cell may run a multiple of what the chapter's solution needs on this machine
+(:mod:`autograder.grading.cell_limits`: 10 times its processor time, at least 20 s, at most
+``timeout``): the first submission of an assignment a machine grades runs the source notebook once
+to measure it. The limits go on to the judge (``resources["aag_cell_limits"]``), which gives the
+cells before an exercise as long as they had here.
+
 ``timeout`` counts the kernel's processor time, as the judge's limits do
 (:class:`autograder.sandbox.TimeBudget`): when a cell has run ``timeout`` seconds of wall time but
 the kernel's processes have used less processor time than that (the grading machine is busy with
@@ -32,7 +38,12 @@ processes); with another kernel manager the timeout is wall-clock time, as in nb
 
 from __future__ import annotations
 
+import math
+import os
+import shutil
+import tempfile
 import time
+from pathlib import Path
 from queue import Empty
 from typing import Any, List, Optional, Tuple
 
@@ -40,12 +51,12 @@ from jupyter_core.utils import ensure_async, run_sync
 from nbclient.exceptions import DeadKernelError
 from nbconvert.exporters.exporter import ResourcesDict
 from nbformat.notebooknode import NotebookNode
-from traitlets import Bool, Unicode
+from traitlets import Bool, Float, Unicode
 
 from nbgrader import utils
 from nbgrader.preprocessors import Execute
 
-from autograder.grading import sandbox
+from autograder.grading import cell_limits, sandbox
 
 
 class _CellTimedOut(Exception):
@@ -102,6 +113,17 @@ class ExecuteGuarded(Execute):
         help="The output a skipped %%isolated cell shows",
     ).tag(config=True)
 
+    derive_limits = Bool(
+        True,
+        help="Give each cell a multiple of what the assignment's solution needs on this machine "
+        "(measured once per machine from source/<assignment>/<notebook>.ipynb), at most timeout",
+    ).tag(config=True)
+
+    limit_margin = Float(cell_limits.MARGIN, help="A cell may take this many times the processor "
+                         "time of the same cell of the solution").tag(config=True)
+
+    limit_floor = Float(cell_limits.FLOOR, help="and at least this many seconds").tag(config=True)
+
     def __init__(self, *args, **kwargs):
         # The kernel runs in the sandbox (c.SandboxedKernelManager.sandbox = 'off' to opt out).
         from autograder.grading.nbgrader_ext.sandboxed_kernel import SandboxedKernelManager
@@ -112,7 +134,65 @@ class ExecuteGuarded(Execute):
         # Indices of the cells to replay after a restart, in notebook order.
         self._replayable: List[int] = []
         self._late_reply: Optional[dict] = None
-        return super().preprocess(nb, resources, km=km)
+        self.seconds: dict = {}       # processor seconds each cell took, by cell id
+        self._solution = self._solution_seconds(resources or {}) if self.derive_limits else None
+        nb, resources = super().preprocess(nb, resources, km=km)
+        if self._solution is not None and self.timeout:
+            limits = {}
+            for cell in nb.cells:
+                if cell.cell_type == "code":
+                    allowed = self._cell_limit(cell)
+                    limits[cell.get("id")] = allowed
+                    grade_id = cell.metadata.get("nbgrader", {}).get("grade_id")
+                    if grade_id:
+                        limits[grade_id] = allowed
+            resources["aag_cell_limits"] = limits
+        return nb, resources
+
+    # -- how long a cell may run -----------------------------------------------------------------
+
+    def _solution_seconds(self, resources: dict) -> Optional[dict]:
+        """Processor seconds per cell of the assignment's solution on this machine (None when
+        the source notebook is not there, e.g. a notebook executed outside nbgrader)."""
+        info = resources.get("nbgrader") or {}
+        if not info.get("assignment") or not info.get("notebook"):
+            return None
+        root = Path(self.config.get("CourseDirectory", {}).get("root") or os.getcwd())
+        source = root / "source" / info["assignment"] / f"{info['notebook']}.ipynb"
+        if not source.is_file():
+            return None
+        return cell_limits.solution_seconds(source, lambda: self._measure(source))
+
+    def _measure(self, source: Path) -> dict:
+        """Run the solution notebook once, as submissions run, in a scratch copy of its folder."""
+        import nbformat
+        self.log.info("Measuring what each cell of %s needs on this machine (once per machine): "
+                      "submissions' cells may take %g times as long", source.name, self.limit_margin)
+        nb = nbformat.read(str(source), as_version=4)
+        with tempfile.TemporaryDirectory(prefix="aag-solution-") as tmp:
+            for item in source.parent.iterdir():
+                if item.is_file() and item.suffix != ".ipynb":
+                    shutil.copy2(item, tmp)
+            runner = type(self)(config=self.config, derive_limits=False, log=self.log)
+            runner.preprocess(nb, {"metadata": {"path": tmp}})
+        return runner.seconds
+
+    def _cell_seconds(self) -> float:
+        """Processor seconds of the kernel since the cell began (wall seconds if not known)."""
+        cpu = self._kernel_cpu()
+        if cpu is None or self._cell_cpu is None:
+            return time.monotonic() - self._cell_started
+        return cpu - self._cell_cpu
+
+    def _cell_limit(self, cell: NotebookNode) -> float:
+        return cell_limits.limit(self._solution, cell.get("id"), float(self.timeout),
+                                 self.limit_margin, self.limit_floor)
+
+    def _get_timeout(self, cell: Optional[NotebookNode]) -> Optional[int]:
+        timeout = super()._get_timeout(cell)
+        if cell is None or timeout is None or timeout <= 0 or not self._solution:
+            return timeout
+        return int(math.ceil(self._cell_limit(cell)))
 
     def _kernel_cpu(self) -> Optional[float]:
         """Processor time the kernel's processes have used so far (None: not known)."""
@@ -169,6 +249,7 @@ class ExecuteGuarded(Execute):
         try:
             cell, resources = super().preprocess_cell(cell, resources, index)
         except _CellTimedOut as e:
+            self.seconds[cell.get("id")] = float(e.timeout)
             self._record_error(cell, "CellTimeoutError", self.timeout_message.format(timeout=e.timeout))
             self._recover()
             return cell, self.resources
@@ -179,6 +260,9 @@ class ExecuteGuarded(Execute):
                                if limit else self.dead_kernel_message)
             self._recover()
             return cell, self.resources
+        finally:
+            if cell.cell_type == "code" and cell.get("id") not in self.seconds:
+                self.seconds[cell.get("id")] = self._cell_seconds()
 
         if self._is_replayable(cell):
             self._replayable.append(index)

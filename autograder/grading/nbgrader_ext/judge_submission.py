@@ -86,6 +86,8 @@ class JudgeSubmission(NbGraderPreprocessor):
         # links, special files and hard links it may have left, before the judge copies the
         # folder and before nbgrader writes the graded notebook, chmods and copies files here.
         settings = self._settings()
+        # How long nbgrader's kernel let each cell run (ExecuteGuarded): the judge's cells get as long.
+        settings.cell_limits = resources.get("aag_cell_limits")
         notebook = str(resources.get("unique_key") or "") + resources.get("output_extension", ".ipynb")
         removed: list = []
         if resources.get("metadata", {}).get("path") and not any(
