@@ -28,7 +28,8 @@ from nbgrader.preprocessors import (
     SaveAutoGrades,
 )
 
-from autograder.nbgrader_ext import (ExecuteGuarded, HideHiddenTests, JudgeSubmission, LatePenalty,
+from autograder.nbgrader_ext import (AddModelAnswers, ExecuteGuarded, HideHiddenTests,
+                                     HideModelAnswers, JudgeSubmission, LatePenalty,
                                      PerExerciseCsvExportPlugin, RestoreLockedCells,
                                      ScrubGraderPaths)
 
@@ -105,6 +106,8 @@ c.Autograde.sanitize_preprocessors = [
 # past the timeout restarts the kernel and the remaining cells still run; the kernel runs in the
 # sandbox), and JudgeSubmission added before the grades are saved: it re-runs each exercise in a
 # fresh sandboxed process with secret-seeded inputs and writes its verdicts into the test cells.
+# Last, AddModelAnswers puts the source's model answer under each written answer, for whoever
+# grades it in formgrader (HideModelAnswers keeps it out of the learner's feedback).
 c.Autograde.autograde_preprocessors = [
     ExecuteGuarded,
     JudgeSubmission,
@@ -114,6 +117,7 @@ c.Autograde.autograde_preprocessors = [
     SaveAutoGrades,
     AssignLatePenalties,
     CheckCellMetadata,
+    AddModelAnswers,
 ]
 
 # --- Grading you can trust (docs/grading.md) ----------------------------------------------------
@@ -179,6 +183,7 @@ c.GenerateSolution.preprocessors = [
 c.GenerateFeedback.preprocessors = [
     GetGrades,
     HideHiddenTests,
+    HideModelAnswers,
     ScrubGraderPaths,
     CSSHTMLHeaderPreprocessor,
 ]

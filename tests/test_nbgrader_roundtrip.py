@@ -21,6 +21,7 @@ import pytest
 import autograder as ag
 import nbgrader_helpers as h
 from autograder.grading import judge
+from autograder.grading.nbgrader_ext.add_model_answers import is_model_answer, written_answer_id
 from autograder.grading.nbgrader_ext.scrub_grader_paths import grader_paths
 
 pytestmark = pytest.mark.slow
@@ -201,9 +202,13 @@ def test_every_other_chapter_solution_scores_full_marks(tmp_path, monkeypatch, a
     for cell, (score, max_score) in scores.items():
         _assert_full_marks(cell, score, max_score)
     _assert_ran_without_errors(root, chapter)
-    # Written answers wait for the instructor.
+    # Written answers wait for the instructor, who sees the model answer under each in formgrader.
     written = h.manual_grades(root, chapter, "sol")
     assert all(needs for _, needs in written.values()), written
+    graded = h.read_nb(root / "autograded" / "sol" / chapter / f"{chapter}.ipynb").cells
+    under = {written_answer_id(cell) for cell, after in zip(graded, graded[1:])
+             if is_model_answer(after)}
+    assert under - {None} == set(written), (set(written), under)
     if blank_in_nbgrader:
         blank = h.grades(root, chapter, "blank")
         assert blank and all(score == 0 for score, _ in blank.values()), blank
