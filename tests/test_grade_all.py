@@ -248,3 +248,17 @@ def test_a_grading_run_past_its_limit_is_stopped_whole(course, tmp_path):
         if "--student=spinner" in cmdline:
             left.append(cmdline)
     assert not left, left
+
+
+def test_speed_only_needs_a_gpu(tmp_path, capsys):
+    """grade-all --speed-only on a machine without a GPU (and no scheduler) refuses, saying why,
+    before it starts anything."""
+    from autograder.tools import grade_all
+    from autograder.tools.course import open_gradebook
+    (tmp_path / "nbgrader_config.py").write_text("c = get_config()\n")
+    with open_gradebook(tmp_path) as gb:
+        gb.add_assignment("ch02_data_parallel")
+    rc = grade_all.main(["ch02_data_parallel", "--course", str(tmp_path), "--speed-only",
+                         "--gpus", "none"])
+    assert rc == 2
+    assert "no GPU to time the speed cells on" in capsys.readouterr().err

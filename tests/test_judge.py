@@ -449,3 +449,22 @@ def test_the_gpu_lock_waits_on_another_users_lock_file(monkeypatch, tmp_path):
                 fcntl.flock(probe, fcntl.LOCK_EX | fcntl.LOCK_NB)
         finally:
             os.close(probe)
+
+
+def test_speed_left_for_a_gpu_is_marked_for_grade_all(tmp_path):
+    """Without a GPU and speed_without_gpu "defer": the speed cell scores zero now, says why, and
+    judge.json marks it, so that grade-all --speed-only on a GPU machine finds the submission."""
+    from autograder.tools import grade_all
+    nb = _notebook((SETUP, None), (GOOD_GRID_STRIDE, None),
+                   ("ag.problems.ch02.vector_add_grid_stride.check_speed(vector_add_grid_stride)",
+                    "stride_speed"))
+    result = judge.judge_notebook(nb, settings(speed_without_gpu="defer"))["stride_speed"]
+    assert not result.passed and "not graded yet: this grader has no GPU" in result.error
+    assert result.details["speed_deferred"] is True
+    graded = tmp_path / "autograded" / "ana" / "ch02"
+    graded.mkdir(parents=True)
+    (graded / "judge.json").write_text(json.dumps({"stride_speed": {"details": result.details}}))
+    assert grade_all.speed_deferred(tmp_path, "ch02", "ana")
+    (graded / "judge.json").write_text(json.dumps({"stride_speed": {"details": {}}}))
+    assert not grade_all.speed_deferred(tmp_path, "ch02", "ana")
+    assert not grade_all.speed_deferred(tmp_path, "ch02", "ben")       # never graded

@@ -63,6 +63,7 @@ def test_speed_without_gpu_has_one_rule(monkeypatch):
     monkeypatch.delenv("AAG_SPEED_WITHOUT_GPU", raising=False)
     assert speed_without_gpu("autograde") == "zero"
     assert speed_without_gpu("autograde", "full") == "full"
+    assert speed_without_gpu("autograde", "defer") == "defer"
     assert speed_without_gpu("self-grade") == "not-applicable"
     assert speed_without_gpu("notebook") == "not-applicable"
     monkeypatch.setenv("AAG_SPEED_WITHOUT_GPU", "Full")

@@ -15,8 +15,10 @@ import numpy as np
 HIDDEN_SEED_ENV = "AAG_SECRET_SEED"      # the instructor's secret, mixed into every hidden case
 SPEED_WITHOUT_GPU_ENV = "AAG_SPEED_WITHOUT_GPU"   # a speed cell's worth without a GPU, see below
 # What a speed cell is worth where there is no GPU to time on: "zero" (fails), "full" (passes when
-# the correctness checks pass) or "not-applicable" (left out: nothing is timed, nothing at stake).
-SPEED_WITHOUT_GPU = ("zero", "full", "not-applicable")
+# the correctness checks pass), "defer" (fails now, marked for `aag grade-all ASSIGNMENT
+# --speed-only` on a GPU machine, which grades those submissions again) or "not-applicable" (left
+# out: nothing is timed, nothing at stake).
+SPEED_WITHOUT_GPU = ("zero", "full", "defer", "not-applicable")
 # The default of each place that grades a speed cell (an instructor's autograde can be configured
 # with c.JudgeSubmission.speed_without_gpu; the environment variable overrides every place).
 SPEED_WITHOUT_GPU_DEFAULT = {"autograde": "zero", "self-grade": "not-applicable",

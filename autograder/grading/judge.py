@@ -831,6 +831,10 @@ def _judge_speed(student, problem, call: CheckCall, settings: Settings,
         if settings.speed_without_gpu == "full":
             return Verdict(problem.name, True, message="(speed: no GPU here; worth full marks when "
                                                        "the correctness checks pass)")
+        if settings.speed_without_gpu == "defer":
+            result.details["speed_deferred"] = True     # aag grade-all --speed-only finds it
+            return Verdict(name, False, "no GPU", "not graded yet: this grader has no GPU, and "
+                           "the instructor grades speed on one later", "")
         return Verdict(name, False, "CPU mode", "speed is graded only on a GPU, and this grader "
                        "has none", "the instructor grades speed only on a GPU.")
     bar = speed.speed_bar(problem)

@@ -46,6 +46,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from autograder.grading import batch, safe_files
+from autograder.tools.course import open_gradebook
 
 REPORT_DIR = Path(".aag") / "grade-all"
 
@@ -62,14 +63,6 @@ def _load_config(course: Path):
     return PyFileConfigLoader("nbgrader_config.py", path=str(course)).load_config()
 
 
-def _gradebook(course: Path):
-    from nbgrader.api import Gradebook
-
-    from autograder.tools.build import ensure_tools_on_path
-    ensure_tools_on_path()             # nbgrader's gradebook runs `alembic`
-    return Gradebook(f"sqlite:///{course / 'gradebook.db'}")
-
-
 def submissions(course: Path, assignment: str, notebooks: list[str], force: bool,
                 only: set[str] | None = None) -> tuple[list[Submission], list[str]]:
     """(to grade, already graded) among ``submitted/*/<assignment>``. Already graded: the
@@ -79,7 +72,7 @@ def submissions(course: Path, assignment: str, notebooks: list[str], force: bool
     base = course / "submitted"
     if not base.is_dir():
         return todo, done
-    with _gradebook(course) as gb:
+    with open_gradebook(course) as gb:
         for student_dir in sorted(p for p in base.iterdir() if p.is_dir() and not p.is_symlink()):
             folder = student_dir / assignment
             if not folder.is_dir() or folder.is_symlink():
@@ -103,11 +96,30 @@ def submissions(course: Path, assignment: str, notebooks: list[str], force: bool
     return todo, done
 
 
+def speed_deferred(course: Path, assignment: str, student: str) -> bool:
+    """Whether a graded submission's speed cells were left for a GPU (speed_without_gpu "defer")."""
+    try:
+        report = json.loads(safe_files.read_file(
+            course / "autograded" / student / assignment / "judge.json") or b"{}")
+    except (OSError, ValueError, safe_files.UnsafeFile):
+        return False
+    return any(isinstance(r, dict) and r.get("details", {}).get("speed_deferred")
+               for r in report.values())
+
+
+def _worth_without_gpu() -> str:
+    from autograder.core.spec import speed_without_gpu
+    worth = speed_without_gpu("autograde")
+    return {"zero": "they score zero; AAG_SPEED_WITHOUT_GPU=defer leaves them for a GPU",
+            "full": "full marks where the correctness checks pass",
+            "defer": "left for a GPU: --speed-only on a GPU machine grades them"}[worth]
+
+
 def make_kit(course: Path, assignment: str, config, scratch: Path, nbgrader_args=(),
              timeout: float = 1800.0) -> tuple[batch.CourseKit, bool]:
     """The assignment's :class:`~autograder.grading.batch.CourseKit`, and whether it has speed
     cells (named ``<exercise>_speed`` in every chapter): those want a GPU to themselves."""
-    with _gradebook(course) as gb:
+    with open_gradebook(course) as gb:
         found = gb.find_assignment(assignment)
         notebooks = tuple(nb.name for nb in found.notebooks)
         speed = any(cell.name.endswith("_speed") for nb in found.notebooks for cell in nb.grade_cells)
@@ -237,6 +249,9 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("--student", action="append", default=None,
                    help="grade only this learner (repeatable)")
     p.add_argument("--force", action="store_true", help="grade again what is graded already")
+    p.add_argument("--speed-only", action="store_true", help="on a GPU machine: grade again the "
+                   "submissions whose speed cells a grader without a GPU left for later "
+                   "(AAG_SPEED_WITHOUT_GPU=defer)")
     p.add_argument("--timeout", type=float, default=1800.0,
                    help="wall-clock seconds one submission's grading may take (default 1800)")
     p.add_argument("--retries", type=int, default=1, help="times a failed submission is tried "
@@ -267,7 +282,7 @@ def main(argv: list[str] | None = None) -> int:
         return 2
     config = _load_config(course)
     try:
-        with _gradebook(course) as gb:
+        with open_gradebook(course) as gb:
             notebooks = [nb.name for nb in gb.find_assignment(args.assignment).notebooks]
     except Exception:
         print(f"aag grade-all: no assignment {args.assignment!r} in the gradebook (run nbgrader "
@@ -275,7 +290,20 @@ def main(argv: list[str] | None = None) -> int:
         return 2
     todo, done = submissions(course, args.assignment, notebooks, args.force,
                              set(args.student) if args.student else None)
-    print(f"aag grade-all {args.assignment}: {len(todo)} to grade, {len(done)} graded already")
+    gpu_ids = [] if args.gpus == "none" else gpus() if args.gpus == "auto" else \
+        [g for g in args.gpus.split(",") if g]
+    if args.speed_only:
+        if not args.scheduler and not gpu_ids:
+            print("aag grade-all --speed-only: this machine has no GPU to time the speed cells "
+                  "on; run it on a GPU machine (or with --scheduler and GPU workers)",
+                  file=sys.stderr)
+            return 2
+        todo = [Submission(student, course / "submitted" / student / args.assignment)
+                for student in done if speed_deferred(course, args.assignment, student)]
+        print(f"aag grade-all {args.assignment} --speed-only: {len(todo)} submissions whose speed "
+              "cells were left for a GPU, graded again")
+    else:
+        print(f"aag grade-all {args.assignment}: {len(todo)} to grade, {len(done)} graded already")
     if not todo:
         return 0
     report_path = course / REPORT_DIR / f"{args.assignment}.json"
@@ -291,8 +319,6 @@ def main(argv: list[str] | None = None) -> int:
         if args.scheduler:
             client = Client(args.scheduler)
         else:
-            gpu_ids = [] if args.gpus == "none" else gpus() if args.gpus == "auto" else \
-                [g for g in args.gpus.split(",") if g]
             cpu = args.workers if args.workers is not None else (0 if gpu_ids else os.cpu_count() or 1)
             if not gpu_ids and cpu < 1:
                 cpu = 1
@@ -310,7 +336,11 @@ def main(argv: list[str] | None = None) -> int:
             resources = {"GPU": 1} if speed and offers_gpu else None
             print(_dashboard(client))
             if speed and not offers_gpu:
-                print("no worker offers a GPU: the speed cells are graded without one")
+                if args.speed_only:
+                    print("aag grade-all --speed-only: no worker offers a GPU", file=sys.stderr)
+                    return 2
+                print("no worker offers a GPU: the speed cells are graded without one "
+                      f"({_worth_without_gpu()})")
             kit_future = client.scatter(kit, broadcast=True)
             run = secrets.token_hex(4)      # task keys unique to this run (a shared scheduler)
             futures = {}

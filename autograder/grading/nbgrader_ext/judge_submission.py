@@ -49,11 +49,12 @@ class JudgeSubmission(NbGraderPreprocessor):
     memory_limit_gb = Float(8.0, help="Resident memory a student process may use").tag(config=True)
     max_processes = Integer(64, help="Processes a student process's tree may hold at once (the "
                             "sandbox's two included)").tag(config=True)
-    speed_without_gpu = CaselessStrEnum(["zero", "full"], default_value="zero",
+    speed_without_gpu = CaselessStrEnum(["zero", "full", "defer"], default_value="zero",
                                         help="What a speed cell is worth when grading without a "
-                                        "GPU (full: only if the correctness checks pass); the "
-                                        "environment variable AAG_SPEED_WITHOUT_GPU overrides "
-                                        "it").tag(config=True)
+                                        "GPU (full: only if the correctness checks pass; defer: "
+                                        "zero until `aag grade-all ASSIGNMENT --speed-only` grades "
+                                        "it again on a GPU machine); the environment variable "
+                                        "AAG_SPEED_WITHOUT_GPU overrides it").tag(config=True)
     speed_calls = Integer(20, help="Timed calls per speed test (after 3 warm-up calls)").tag(config=True)
     copy_max_files = Integer(2000, help="Files and folders the judge copies from a submission's "
                              "folder for its student process; a folder with more fails the "
@@ -98,6 +99,7 @@ class JudgeSubmission(NbGraderPreprocessor):
         if removed:
             self.log.warning("Removed from %s's folder before grading (made during Execute): %s",
                              who, "; ".join(removed))
+        self._say_what_speed_cells_get(nb, resources, settings)
         from autograder.core.progress import Progress
         with Progress(judge.progress_steps(nb), f"judging {who}", log=self.log.info,
                       delay=0, interval=0) as bar:
@@ -120,3 +122,28 @@ class JudgeSubmission(NbGraderPreprocessor):
         safe_files.write_file(folder, "judge.json",
                               json.dumps(report, indent=1, default=str).encode())
         return nb, resources
+
+    _told: set = set()      # assignments whose speed notice this process has given
+
+    def _say_what_speed_cells_get(self, nb: NotebookNode, resources: ResourcesDict, settings) -> None:
+        """Once per assignment and process, without a GPU: what the speed cells will be worth."""
+        from autograder.grading import judge
+        assignment = resources.get("nbgrader", {}).get("assignment", "this assignment")
+        if judge.on_gpu() or assignment in JudgeSubmission._told:
+            return
+        speed = [(grade_id, float(nb.cells[index].metadata["nbgrader"].get("points", 0)))
+                 for index, grade_id, checks in judge.grade_cells(nb)
+                 if any(c.kind == "check_speed" for c in checks)]
+        if not speed:
+            return
+        JudgeSubmission._told.add(assignment)
+        points = sum(p for _, p in speed)
+        worth = {"zero": "score zero",
+                 "full": "get full marks where the exercise's correctness checks pass",
+                 "defer": f"score zero until `aag grade-all {assignment} --speed-only` grades "
+                          "them on a GPU machine"}[settings.speed_without_gpu]
+        self.log.warning(
+            "No GPU on this grader: the %g speed points of each %s submission (%s) will %s. "
+            "Choose with c.JudgeSubmission.speed_without_gpu or AAG_SPEED_WITHOUT_GPU "
+            "(zero, full, defer), or grade on a GPU machine", points, assignment,
+            ", ".join(g for g, _ in speed), worth)
