@@ -1,25 +1,28 @@
-"""The README's "For instructors" walk-through, run as written, with two learners as Unix users.
+"""The README's "For instructors" walk-through, run as written, with learners as Unix users.
 
 The README's instructor block (the one after the ``instructor-walkthrough`` marker) is run line by
-line with bash, in a copy of this clone (its ``.venv`` linked, so ``./aag`` installs nothing), as
-root: only the first line's folders (the exchange, the learners' environment) are the test's own,
-in a temporary folder every user can reach, and the due date is set between the two learners'
-submissions. The comment line that says what learners do is done by two throwaway Unix users with
-the learners' environment that ``aag course init`` made: they fetch, answer (two of them with the
-chapter's solution, one with a kernel that never ends) and submit through nbgrader's exchange, and
-fetch their feedback at the end.
+line with bash in a copy of this clone (its ``.venv`` linked, so ``./aag`` installs nothing):
+first as root, then as an instructor who is not root (their clone in their own home; root makes
+the exchange and gives them the learners' environment's folder first, as the README says). Only
+the first line's folders are the test's own, in a temporary folder every user can reach, and the
+due date is set between the learners' submissions. The comment line that says what learners do is
+done by three throwaway Unix users with the learners' environment that ``aag course init`` made:
+they fetch, answer (two with the chapter's solution, one with a kernel that never ends) and submit
+through nbgrader's exchange, and fetch their feedback at the end.
 
 What must hold: the learners run the environment without touching the instructor's home; the
 roster's names reach the gradebook and the export; the learner who submitted after the due date
 loses the default late penalty (10% of the notebook's points for a day or part of one) in the
-gradebook, the CSV and their feedback page, and the other does not; the CSV is the instructor's
-alone and git ignores it; the hang costs about two short limits (the cell's, derived from the
-solution's time, and the check's), not five minutes; ``.venv/bin/nbgrader db`` works without ``.venv/bin`` on PATH; running
+gradebook, the CSV and their feedback page, and the other does not; the hang costs about two short
+limits (the cell's, derived from the solution's time, and the check's), not five minutes; the CSV
+is the instructor's alone and git ignores it; ``.venv/bin/nbgrader db`` works without
+``.venv/bin`` on PATH, and an honest submission's autograde log has no warning about it; running
 ``aag release`` again changes nothing in ``course/``.
 
-Runs where it can make Unix users (root, useradd, setpriv) and a Python that every user can run
-(for the learners' environment); ``AAG_CLASS_TEST``: ``require`` (CI) fails when something is
-missing, ``auto`` (default) skips saying what, ``off`` skips.
+Runs where it can make Unix users (root, useradd, setpriv; unshare when the course environment is
+in a folder other users cannot reach) and a Python that every user can run (for the learners'
+environment); ``AAG_CLASS_TEST``: ``require`` (CI) fails when something is missing, ``auto``
+(default) skips saying what, ``off`` skips.
 """
 
 from __future__ import annotations
@@ -37,6 +40,7 @@ from pathlib import Path
 
 import pytest
 
+import autograder as ag
 import nbgrader_helpers as h
 import test_jupyterhub as users
 from autograder.grading import cell_limits
@@ -62,6 +66,9 @@ def unavailable_reason() -> str | None:
     missing = [tool for tool in ("useradd", "userdel", "setpriv") if shutil.which(tool) is None]
     if missing:
         return f"missing {', '.join(missing)} (Debian packages passwd, util-linux)"
+    if users.private_tops(users.course_paths()) and not users.can_make_a_view():
+        return ("`unshare --mount` (util-linux, and the right to mount), to show the course's "
+                "private environment to the instructor who is not root")
     try:
         aag_course.shared_python()
     except aag_course.CourseError as exc:
@@ -100,44 +107,63 @@ def class_folders():
     top.chmod(0o755)
     (top / "homes").mkdir(mode=0o755)
     tag = secrets.token_hex(3)
-    learners = {}
+    people = {}
     try:
-        for name in ("ana", "ben", "cy"):
-            learners[name] = users._add_user(f"aag{tag}{name}", top / "homes" / f"aag{tag}{name}")
-        yield top, learners
+        for name in ("ana", "ben", "cy", "teacher"):
+            people[name] = users._add_user(f"aag{tag}{name}", top / "homes" / f"aag{tag}{name}")
+        yield top, people
     finally:
-        for entry in learners.values():
+        for entry in people.values():
             users._remove_user(entry.pw_name)
         shutil.rmtree(top, ignore_errors=True)
 
 
-def test_readme_instructor_walkthrough(class_folders, tmp_path):
-    """Does the README's instructor section take a class from an empty exchange to grades?"""
-    top, learners = class_folders
-    lines = walkthrough((Path(h.REPO) / "README.md").read_text())
-    first, *commands = lines
-    assert first.startswith("EXCHANGE=") and "LEARNERS_ENV=" in first, first
-    clone = tmp_path / "course"
-    _copy_of_this_clone(clone)
-    (clone / "roster.csv").write_text(
-        "id,first_name,last_name,email\n"
-        f"{learners['ana'].pw_name},Ana,Lima,ana@example.org\n"
-        f"{learners['ben'].pw_name},Ben,Okoro,\n")
-    env = {**h.env(), "AAG_EXTRAS": _extras()}
-    env.pop("PYTHONPATH", None)        # the clone's ./aag finds its own package
-    variables = f"EXCHANGE={top / 'exchange'} LEARNERS_ENV={top / 'env'}"
+class Instructor:
+    """Runs the README's lines in a clone of the course, as root or as another Unix user (then
+    through a mount namespace that shows this test's course environment, if it lives in a folder
+    other users cannot reach, such as /root: see tests/test_jupyterhub.py)."""
 
-    def instructor(line: str, due: datetime.datetime | None = None) -> str:
+    def __init__(self, clone: Path, variables: str, user=None):
+        self.clone, self.variables, self.user = clone, variables, user
+        base = {"AAG_EXTRAS": _extras(), "AAG_SANDBOX": h.sandbox_mode(), "LANG": "C.UTF-8"}
+        if user is None:
+            self.env = {**h.env(), **base}
+            self.env.pop("PYTHONPATH", None)        # the clone's ./aag finds its own package
+            self.prefix: list[str] = []
+        else:
+            self.env = {**base, "HOME": user.pw_dir, "USER": user.pw_name, "PATH": "/usr/bin:/bin"}
+            self.prefix = ["setpriv", f"--reuid={user.pw_uid}", f"--regid={user.pw_gid}",
+                           "--init-groups", "--", "env", "-i",
+                           *(f"{k}={v}" for k, v in self.env.items())]
+            tops = users.private_tops(users.course_paths())
+            if tops:
+                view = users.view_script(tops, clone.parent.parent.parent / "view")
+                self.prefix = ["unshare", "--mount", "--propagation", "private", "--", "sh", "-c",
+                               view, "sh", *self.prefix]
+
+    def run(self, line: str, due: datetime.datetime | None = None) -> str:
         if due is not None:
             line = re.sub(r'--due "[^"]*"', f'--due "{due:%Y-%m-%d %H:%M:%S} UTC"', line)
-        p = subprocess.run(["bash", "-ec", f"{variables}\n{line}"], cwd=clone, env=env,
-                           capture_output=True, text=True, timeout=900)
+        p = subprocess.run([*self.prefix, "bash", "-ec", f"{self.variables}\n{line}"],
+                           cwd=self.clone, env=self.env, capture_output=True, text=True,
+                           timeout=900)
         assert p.returncode == 0, f"{line}\n{p.stdout[-4000:]}\n{p.stderr[-4000:]}"
         return p.stdout + p.stderr
 
+
+def walkthrough_as(instructor: Instructor, top: Path, exchange: Path, people: dict) -> dict:
+    """The README's block, with ana on time, cy's kernel hanging and ben late; the checks that
+    follow from it. Returns the graded rows of grades.csv by learner."""
+    first, *commands = walkthrough((Path(h.REPO) / "README.md").read_text())
+    assert first.startswith("EXCHANGE=") and "LEARNERS_ENV=" in first, first
+    clone, env_dir = instructor.clone, top / "env"
+    learners = {k: v for k, v in people.items() if k != "teacher"}
+    for entry in learners.values():                    # a fresh class: nothing fetched yet
+        shutil.rmtree(Path(entry.pw_dir) / CHAPTER, ignore_errors=True)
+
     def learner(name: str, *steps: str) -> None:
-        bindir = top / "env" / "bin"
-        script = " && ".join(step.replace("nbgrader ", f"{bindir}/nbgrader ", 1) for step in steps)
+        script = " && ".join(step.replace("nbgrader ", f"{env_dir}/bin/nbgrader ", 1)
+                             for step in steps)
         entry = learners[name]
         p = users.as_user(entry, "bash", "-c", f"cd {entry.pw_dir} && {script}")
         assert p.returncode == 0, f"{name}: {script}\n{p.stdout[-3000:]}\n{p.stderr[-3000:]}"
@@ -158,31 +184,31 @@ def test_readme_instructor_walkthrough(class_folders, tmp_path):
     release = next(line for line in commands if line.startswith("./aag release"))
     far = datetime.datetime.now(datetime.timezone.utc) + datetime.timedelta(days=30)
     for line in commands[:learners_step]:
-        instructor(line, due=far)
-    assert (top / "exchange").stat().st_mode & 0o7777 == 0o1777
+        instructor.run(line, due=far)
+    assert exchange.stat().st_mode & 0o7777 == 0o1777
     released = (clone / "course" / CHAPTER / f"{CHAPTER}.ipynb").read_bytes()
     assert released == (Path(h.REPO) / "course" / CHAPTER / f"{CHAPTER}.ipynb").read_bytes()
 
     learner("ana", *answer(solution))                              # on time
     learner("cy", *answer(hang))
     due = datetime.datetime.now(datetime.timezone.utc) + datetime.timedelta(seconds=1)
-    again = instructor(release, due=due)                           # the due date moves earlier
+    again = instructor.run(release, due=due)                       # the due date moves earlier
     assert "released already, unchanged" in again
     while datetime.datetime.now(datetime.timezone.utc) < due + datetime.timedelta(seconds=1):
         time.sleep(0.1)
     learner("ben", *answer(solution))                              # late
 
-    outputs = [instructor(line) for line in commands[learners_step + 1:]]
+    outputs = [instructor.run(line) for line in commands[learners_step + 1:]]
     collected, graded = outputs[0], outputs[1]
-    assert f"{learners['ana'].pw_name} (Ana Lima): on time" in collected, collected
-    assert f"{learners['ben'].pw_name} (Ben Okoro): late by" in collected, collected
+    ana, ben, cy = (learners[k].pw_name for k in ("ana", "ben", "cy"))
+    assert f"{ana} (Ana Lima): on time" in collected, collected
+    assert f"{ben} (Ben Okoro): late by" in collected, collected
 
     # cy's hang: nbgrader's kernel stops the cell at what the solution's cell needs times ten
     # (at least FLOOR s, processor time), the judge stops the check's case at its own limit; the
     # other exercise keeps its points, and the whole costs about those two limits more than a
     # correct submission (1.5: the spinning process may get part of a core on a busy machine)
     seconds = {who: float(s) for who, s in re.findall(r"\] (\S+): .* points in (\d+) s", graded)}
-    cy, ana = learners["cy"].pw_name, learners["ana"].pw_name
     assert seconds[cy] - seconds[ana] < 1.5 * (cell_limits.FLOOR + 30) + 10, seconds
     stopped = h.read_nb(clone / "autograded" / cy / CHAPTER / f"{CHAPTER}.ipynb")
     messages = [o.get("evalue", "") for c in stopped.cells for o in c.get("outputs", [])
@@ -191,17 +217,18 @@ def test_readme_instructor_walkthrough(class_folders, tmp_path):
 
     grades = clone / "grades.csv"
     assert grades.stat().st_mode & 0o077 == 0, "the grades are readable by others"
-    ignored = subprocess.run(["git", "check-ignore", "-q", "grades.csv"], cwd=h.REPO)
-    assert ignored.returncode == 0, "git does not ignore grades.csv"
     rows = {r["student_id"]: r for r in csv.DictReader(grades.open())}
-    ana, ben = rows[learners["ana"].pw_name], rows[learners["ben"].pw_name]
-    assert (ana["first_name"], ana["last_name"], ana["email"]) == ("Ana", "Lima", "ana@example.org")
-    assert float(ana["raw_score"]) > 0 and float(ana["raw_score"]) == float(ben["raw_score"])
-    assert float(ana["late_submission_penalty"]) == 0
-    assert float(ben["late_submission_penalty"]) == pytest.approx(0.1 * float(ben["max_score"]))
-    assert float(ben["score"]) == pytest.approx(float(ben["raw_score"]) - 0.1 * float(ben["max_score"]))
-    hung = rows[cy]
-    assert float(hung["vector_add_test"]) == 0 and hung["grid_stride_test"] == ana["grid_stride_test"]
+    on_time, late, hung = rows[ana], rows[ben], rows[cy]
+    assert (on_time["first_name"], on_time["last_name"], on_time["email"]) == (
+        "Ana", "Lima", "ana@example.org")
+    assert float(on_time["raw_score"]) > 0
+    assert float(on_time["raw_score"]) == float(late["raw_score"])
+    assert float(on_time["late_submission_penalty"]) == 0
+    assert float(late["late_submission_penalty"]) == pytest.approx(0.1 * float(late["max_score"]))
+    assert float(late["score"]) == pytest.approx(
+        float(late["raw_score"]) - 0.1 * float(late["max_score"]))
+    assert float(hung["vector_add_test"]) == 0
+    assert hung["grid_stride_test"] == on_time["grid_stride_test"]
 
     for name in learners:
         learner(name, f"nbgrader fetch_feedback {CHAPTER}")
@@ -211,9 +238,58 @@ def test_readme_instructor_walkthrough(class_folders, tmp_path):
     assert "ran past" in pages["cy"][0].read_text()
     assert "Late submission penalty" in pages["ben"][0].read_text()
     assert "Late submission penalty" not in pages["ana"][0].read_text()
+    return rows
+
+
+def _roster(clone: Path, people: dict) -> None:
+    (clone / "roster.csv").write_text(
+        "id,first_name,last_name,email\n"
+        f"{people['ana'].pw_name},Ana,Lima,ana@example.org\n"
+        f"{people['ben'].pw_name},Ben,Okoro,\n")
+
+
+def test_readme_instructor_walkthrough(class_folders, tmp_path):
+    """Does the README's instructor section take a class from an empty exchange to exported
+    grades, run as written by root, and then by an instructor who is not root?"""
+    top, people = class_folders
+
+    # root: makes the exchange and the learners' environment itself
+    clone = tmp_path / "course"
+    _copy_of_this_clone(clone)
+    _roster(clone, people)
+    root = Instructor(clone, f"EXCHANGE={top / 'exchange'} LEARNERS_ENV={top / 'env'}")
+    walkthrough_as(root, top, top / "exchange", people)
+    ignored = subprocess.run(["git", "check-ignore", "-q", "grades.csv"], cwd=h.REPO)
+    assert ignored.returncode == 0, "git does not ignore grades.csv"
 
     # nbgrader's own commands keep working, from the environment, without it on PATH
-    p = subprocess.run([str(clone / ".venv" / "bin" / "nbgrader"), "db", "student", "list"],
-                       cwd=clone, env={"PATH": "/usr/bin:/bin", "HOME": str(tmp_path)},
+    bare = {"PATH": "/usr/bin:/bin", "HOME": str(tmp_path), "AAG_SANDBOX": root.env["AAG_SANDBOX"]}
+    nbgrader = str(clone / ".venv" / "bin" / "nbgrader")
+    p = subprocess.run([nbgrader, "db", "student", "list"], cwd=clone, env=bare,
                        capture_output=True, text=True, timeout=120)
     assert p.returncode == 0 and "(Lima, Ana)" in p.stdout + p.stderr, p.stdout + p.stderr
+    # and an honest submission's autograde log warns of nothing but, on a grader without a GPU,
+    # what its speed points will be worth
+    shutil.rmtree(clone / "autograded" / people["ana"].pw_name)
+    p = subprocess.run([nbgrader, "autograde", CHAPTER, "--student", people["ana"].pw_name],
+                       cwd=clone, env=bare, capture_output=True, text=True, timeout=900)
+    assert p.returncode == 0, p.stdout[-3000:] + p.stderr[-3000:]
+    warnings = [line for line in (p.stdout + p.stderr).splitlines()
+                if "WARNING" in line or "ERROR" in line or "Warning" in line]
+    expected = [] if ag.backend.is_gpu else ["No GPU on this grader"]
+    assert [w for w in warnings if not any(e in w for e in expected)] == [], warnings
+
+    # an instructor who is not root: root makes the exchange and gives them the learners'
+    # environment's folder first, as the README says; their clone is in their own home
+    teacher = people["teacher"]
+    exchange = top / "exchange-2"
+    exchange.mkdir(mode=0o755)
+    exchange.chmod(0o1777)
+    users._chown_tree(top / "env", teacher)
+    clone = Path(teacher.pw_dir) / "course"
+    _copy_of_this_clone(clone)
+    _roster(clone, people)
+    users._chown_tree(clone, teacher)
+    walkthrough_as(Instructor(clone, f"EXCHANGE={exchange} LEARNERS_ENV={top / 'env'}", teacher),
+                   top, exchange, people)
+    assert (clone / "grades.csv").stat().st_uid == teacher.pw_uid
