@@ -209,6 +209,8 @@ def walkthrough_as(instructor: Instructor, top: Path, exchange: Path, people: di
     # other exercise keeps its points, and the whole costs about those two limits more than a
     # correct submission (1.5: the spinning process may get part of a core on a busy machine)
     seconds = {who: float(s) for who, s in re.findall(r"\] (\S+): .* points in (\d+) s", graded)}
+    print(f"grade-all, seconds per submission ({'root' if instructor.user is None else 'teacher'}):"
+          f" on time {seconds[ana]:g}, late {seconds[ben]:g}, hung {seconds[cy]:g}")
     assert seconds[cy] - seconds[ana] < 1.5 * (cell_limits.FLOOR + 30) + 10, seconds
     stopped = h.read_nb(clone / "autograded" / cy / CHAPTER / f"{CHAPTER}.ipynb")
     messages = [o.get("evalue", "") for c in stopped.cells for o in c.get("outputs", [])
