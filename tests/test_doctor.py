@@ -98,3 +98,13 @@ def test_survives_numba_missing(repo_root):
     assert "Traceback" not in proc.stderr
     assert "numba does not import" in proc.stdout
     assert proc.stdout.strip().splitlines()[-1].startswith(("✗", "x"))
+
+
+def test_a_missing_toolkit_is_explained_not_dumped():
+    """A laptop without the CUDA extra cannot compile PTX: doctor says what is missing, what needs
+    it and how to add it, instead of a library loader's exception."""
+    raw = ('cuda.pathfinder._dynamic_libs.load_dl_common.DynamicLibNotFoundError: Failure finding '
+           '"libnvrtc.so.13 or libnvrtc.so.12": No such file: libnvrtc.so.13')
+    text = doctor.ptx_error_text(raw)
+    assert "DynamicLibNotFoundError" not in text and "AAG_EXTRAS=cuda13" in text
+    assert doctor.ptx_error_text("SyntaxError: something else") == "SyntaxError: something else"

@@ -772,6 +772,24 @@ def test_a_simulated_launch_runs_on_one_core_and_gives_the_others_back():
 
 
 @cpu_only
+@pytest.mark.parametrize("blocks, threads, what", [(100 // 128, 128, "0 blocks"),
+                                                   ((0, 2), (8, 8), "0 blocks"),
+                                                   (4, 0, "blocks of 0 threads")])
+def test_an_empty_launch_is_refused_as_on_a_gpu(blocks, threads, what):
+    """A launch of no block (n // threads with n < threads) ran nothing, silently, and the cell
+    printed whatever the output held; a GPU refuses it. CPU mode says what happened and why."""
+    @cuda.jit
+    def one(out):
+        out[0] = 1
+
+    out = np.zeros(4, np.float32)
+    with pytest.raises(ValueError, match=f"launched {what}.*round up"):
+        one[blocks, threads](out)
+    one[1, 1](out)                              # a launch of something still runs
+    assert out[0] == 1
+
+
+@cpu_only
 def test_speed_of_shuffles_in_cpu_mode():
     """Not a limit, a measurement (printed): a 256-thread block doing 5 shuffle rounds, and a
     1000-element shuffle reduction (4 blocks of 256)."""

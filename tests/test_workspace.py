@@ -215,3 +215,19 @@ def test_lab_without_course_directory_fails_cleanly(tmp_path, monkeypatch, capsy
     monkeypatch.setattr(cli.os, "execv", lambda *a: pytest.fail("must not start Jupyter"))
     assert cli.main(["lab", "--workspace", str(tmp_path / "ws")]) == 1
     assert "no course directory" in capsys.readouterr().err
+
+
+def test_lab_quiets_nbgraders_missing_config_warning(tmp_path):
+    """Every JupyterLab start logged "No nbgrader_config.py file found": `aag lab` gives its
+    environment an empty settings file, once, where nbgrader looks (etc/jupyter), and never
+    replaces one that is there (the learners' environment of a class has the class's)."""
+    from jupyter_core.paths import jupyter_config_path
+    cli.quiet_nbgrader(tmp_path)
+    path = tmp_path / "etc" / "jupyter" / "nbgrader_config.py"
+    assert "get_config()" in path.read_text()
+    path.write_text("c = get_config()\nc.CourseDirectory.course_id = 'gpu101'\n")
+    cli.quiet_nbgrader(tmp_path)
+    assert "gpu101" in path.read_text()
+    import sys
+    from pathlib import Path
+    assert any(Path(p) == Path(sys.prefix) / "etc" / "jupyter" for p in jupyter_config_path())

@@ -209,12 +209,32 @@ def cmd_workspace(args: argparse.Namespace) -> int:
     return 0
 
 
+# nbgrader's Assignments tab warns at every JupyterLab start ("No nbgrader_config.py file found")
+# when no settings file is on Jupyter's config path: a learner working alone needs none, so this
+# environment gets an empty one (a class's settings come from the instructor, as a file that wins).
+_QUIET_NBGRADER = ("# Written by `aag lab`: nbgrader's Assignments tab reads this at JupyterLab's "
+                   "start.\n# A learner working alone needs no setting here.\n"
+                   "c = get_config()  # noqa: F821\n")
+
+
+def quiet_nbgrader(prefix: Path) -> None:
+    path = Path(prefix) / "etc" / "jupyter" / "nbgrader_config.py"
+    if path.exists():
+        return
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(_QUIET_NBGRADER)
+    except OSError:
+        pass            # an environment this user cannot write: the warning stays, nothing else
+
+
 def cmd_lab(args: argparse.Namespace, extra: Sequence[str]) -> int:
     try:
         result = ws.sync(workspace=args.workspace)
     except FileNotFoundError as exc:
         print(f"aag: {exc}", file=sys.stderr)
         return 1
+    quiet_nbgrader(Path(sys.prefix))
     cmd = [sys.executable, "-m", "jupyter", "lab"]
     if args.no_browser:
         cmd.append("--no-browser")

@@ -119,7 +119,18 @@ def _ptx_probe(timeout: float = 180) -> dict:
     if proc.returncode == 0:
         return {"ok": True, "error": None}
     lines = [line for line in proc.stderr.strip().splitlines() if line.strip()]
-    return {"ok": False, "error": lines[-1] if lines else f"exit {proc.returncode}"}
+    return {"ok": False, "error": ptx_error_text(lines[-1] if lines else f"exit {proc.returncode}")}
+
+
+def ptx_error_text(error: str) -> str:
+    """A failed PTX compile in plain words: most often the toolkit's compiler libraries are not
+    installed (a laptop without the CUDA extra), which is a choice, not a breakage."""
+    if any(word in error for word in ("DynamicLibNotFoundError", "libnvrtc", "libnvvm",
+                                      "NvvmSupportError", "NVVM")):
+        return ("the CUDA toolkit's compiler libraries (NVVM, NVRTC) are not installed here; "
+                "only the compiled-code viewer (ag.visual.show_code) needs them without a GPU: "
+                "AAG_EXTRAS=cuda13 ./aag doctor installs them as wheels (about 190 MB)")
+    return error
 
 
 def _jupyter_kernel() -> dict:

@@ -98,6 +98,21 @@ def one_core():
         os.sched_setaffinity(0, allowed)
 
 
+def _refuse_an_empty_launch(grid, block) -> None:
+    """A launch of no block or no thread runs nothing in the simulator, silently (and the cell then
+    prints whatever the output array held); a GPU refuses it (CUDA_ERROR_INVALID_VALUE). Say so,
+    and why it usually happens."""
+    if grid is None or block is None:
+        return                          # the simulator's own error about a missing configuration
+    grid_t, block_t = (tuple(d) if isinstance(d, (tuple, list)) else (d,) for d in (grid, block))
+    if 0 in grid_t or 0 in block_t:
+        what = "0 blocks" if 0 in grid_t else "blocks of 0 threads"
+        raise ValueError(
+            f"launched {what} (grid {grid_t}, block {block_t}): nothing runs, and a GPU refuses "
+            "such a launch. A grid of n // threads is 0 when n < threads: round up, "
+            "(n + threads - 1) // threads.")
+
+
 def install(warp_size: int = 32) -> None:
     _state["warp_size"] = _valid(warp_size)
     if _state["installed"]:
@@ -115,6 +130,7 @@ def install(warp_size: int = 32) -> None:
     launch = kernel.FakeCUDAKernel.__call__
 
     def call(self, *args):
+        _refuse_an_empty_launch(self.grid_dim, self.block_dim)
         with one_core():
             return launch(self, *args)
 
