@@ -76,6 +76,14 @@ def test_warp_size_defaults_to_the_backend():
         assert layout.warp_size == ag.backend.warp_size
 
 
+def test_counts_read_as_english():
+    """One block is "1 block", not "1 blocks"; a formula exercise's case is its calls, not n."""
+    assert "1 block × 32 threads" in GridLayout.make(20, 32).summary()
+    assert "4 blocks × 32 threads" in GridLayout.make(100, 32).summary()
+    assert ag.problems.ch01.amdahl.sizes_text([ag.core.spec.Case(size=8, inputs={})]) == \
+        "8 calls of amdahl_speedup(parallel_fraction, speedup)"
+
+
 def test_too_few_blocks_and_too_large_a_block_are_said():
     short = GridLayout.make(100, 32, blocks=2)
     assert short.uncovered_elements == 36

@@ -231,3 +231,30 @@ def test_lab_quiets_nbgraders_missing_config_warning(tmp_path):
     import sys
     from pathlib import Path
     assert any(Path(p) == Path(sys.prefix) / "etc" / "jupyter" for p in jupyter_config_path())
+
+
+def test_a_second_lab_on_the_same_workspace_points_at_the_first(course, ws, monkeypatch, tmp_path,
+                                                                capsys):
+    """A second `aag lab` quietly started a second server on the same files; it now says where the
+    running one is (from Jupyter's runtime files: a live process serving this workspace) and
+    starts nothing, unless asked with --another."""
+    import json
+    import os
+    monkeypatch.setattr(workspace, "default_course_dir", lambda: course)
+    monkeypatch.setattr(cli, "quiet_nbgrader", lambda prefix: None)
+    runtime = tmp_path / "runtime"
+    runtime.mkdir()
+    monkeypatch.setenv("JUPYTER_RUNTIME_DIR", str(runtime))
+    ws.mkdir(parents=True, exist_ok=True)
+    (runtime / "jpserver-1.json").write_text(json.dumps({
+        "pid": os.getpid(), "root_dir": str(ws), "url": "http://localhost:8890/", "token": "t0k",
+        "port": 8890}))
+    calls = []
+    monkeypatch.setattr(cli.os, "execv", lambda exe, argv: calls.append(argv))
+    monkeypatch.setattr(cli.os, "chdir", lambda d: None)
+    assert cli.main(["lab", "--workspace", str(ws), "--no-browser"]) == 0
+    assert calls == []
+    assert "already running" in capsys.readouterr().out
+    assert cli.running_lab(tmp_path) is None                       # another folder: none
+    cli.main(["lab", "--workspace", str(ws), "--no-browser", "--another"])
+    assert len(calls) == 1

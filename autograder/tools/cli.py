@@ -228,6 +228,21 @@ def quiet_nbgrader(prefix: Path) -> None:
         pass            # an environment this user cannot write: the warning stays, nothing else
 
 
+def running_lab(workspace: Path) -> dict | None:
+    """The Jupyter server already running on ``workspace`` (its info file, whose process lives),
+    or None."""
+    try:
+        from jupyter_server.serverapp import list_running_servers
+    except ImportError:
+        return None
+    here = Path(workspace).resolve()
+    for server in list_running_servers():
+        root = server.get("root_dir") or server.get("notebook_dir")
+        if root and Path(root).resolve() == here:
+            return server
+    return None
+
+
 def cmd_lab(args: argparse.Namespace, extra: Sequence[str]) -> int:
     try:
         result = ws.sync(workspace=args.workspace)
@@ -235,6 +250,17 @@ def cmd_lab(args: argparse.Namespace, extra: Sequence[str]) -> int:
         print(f"aag: {exc}", file=sys.stderr)
         return 1
     quiet_nbgrader(Path(sys.prefix))
+    running = None if args.another else running_lab(result.workspace)
+    if running is not None:
+        # A second server on the same files: two kernels per notebook, and two tabs saving over
+        # each other's edits. Point at the one that runs instead.
+        url = running.get("url", "").rstrip("/") + "/lab"
+        token = running.get("token")
+        print(f"aag: JupyterLab is already running on {result.workspace} (process "
+              f"{running.get('pid')}): open {url}{'?token=' + token if token else ''}\n"
+              f"     Stop it first (Ctrl-C in its terminal) to start a new one, or start a second "
+              "one anyway with ./aag lab --another.")
+        return 0
     cmd = [sys.executable, "-m", "jupyter", "lab"]
     if args.no_browser:
         cmd.append("--no-browser")
@@ -270,6 +296,8 @@ def _parser() -> argparse.ArgumentParser:
                      help=f"where your copy of the course lives (default: ${ws.WORKSPACE_ENV} "
                           "or workspace/ in the repository)")
     lab.add_argument("--no-browser", action="store_true", help="do not open a browser")
+    lab.add_argument("--another", action="store_true", help="start a second JupyterLab even if "
+                     "one already runs on this workspace")
 
     wsp = sub.add_parser("workspace", help="sync your workspace from course/ without starting Jupyter")
     wsp.add_argument("--workspace", type=Path, default=None)

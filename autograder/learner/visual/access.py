@@ -214,7 +214,8 @@ def record_accesses(kernel, blocks, threads, *args, isolate: bool | None = None,
     total = math.prod(blocks) * math.prod(threads)
     if total > max_threads:
         raise AccessPictureError(
-            f"{math.prod(blocks):,} blocks × {math.prod(threads):,} threads = {total:,} threads: "
+            f"{math.prod(blocks):,} block{'s' * (math.prod(blocks) != 1)} × "
+            f"{math.prod(threads):,} threads = {total:,} threads: "
             f"the recording runs every thread in Python, so keep a picture under "
             f"{max_threads:,} threads (a smaller input, or max_threads=...)")
     if math.prod(threads) > 1024:

@@ -182,7 +182,8 @@ class GridLayout:
         w = self.warp_size
         if self.dims == 1:
             what = f"n = {self.shape[0]:,} elements"
-            grid = f"{self.blocks[0]:,} blocks × {self.threads[0]:,} threads"
+            b, t = self.blocks[0], self.threads[0]
+            grid = f"{b:,} block{'s' * (b != 1)} × {t:,} thread{'s' * (t != 1)}"
         else:
             what = f"a {self.shape[0]} × {self.shape[1]} image (rows × columns)"
             grid = (f"{self.blocks[0]} × {self.blocks[1]} blocks of {self.threads[0]} × "

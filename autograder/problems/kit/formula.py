@@ -19,7 +19,11 @@ def formula_problem(name: str, *, title: str, function: str, args: tuple[tuple[s
     """A :class:`Problem` for ``function(arg, ...)`` returning one number (one result) or a
     tuple of ``len(results)`` numbers. ``args`` names the inputs in call order with the type each
     is passed as (``int`` or ``float``); ``sizes`` are the case counts (the same on every
-    machine, since nothing runs on the device); ``size_label`` names a case's size in verdicts."""
+    machine, since nothing runs on the device); ``size_label`` names a case's size in verdicts
+    (default: "8 calls of function(arg, ...)", not "n = 8")."""
+    if size_label is None:
+        names = ", ".join(arg for arg, _ in args)
+        size_label = lambda count: f"{count} call{'s' * (count != 1)} of {function}({names})"  # noqa: E731
 
     def call(fn, inputs, outputs, case):
         for i in range(case.size):
