@@ -62,6 +62,24 @@ def test_nan_never_matches_and_poison_is_reported():
     assert not v.passed and "nothing was written" in v.message
 
 
+def test_a_missing_block_offset_is_named():
+    """`i = cuda.threadIdx.x` writes the first block's elements only, however many blocks run: the
+    verdict says so and points at the block offset, not at the grid's size or `i < n - 1`."""
+    exp = np.arange(1000, dtype=np.float64)
+    got = np.full(1000, np.nan, np.float32)
+    got[:128] = exp[:128]
+    tol = {"out": np.zeros(1000)}
+    args = ("add", "n = 1000", {"out": exp}, Outcome(outputs={"out": got}), tol,
+            {"out": np.dtype(np.float32)})
+    v = compare(*args, launch=(8, 128))
+    assert not v.passed and "one block's worth, though 8 blocks" in v.message
+    assert "blockIdx" in v.hint
+    # one block launched (or the grid too small): the grid-size hint, as before
+    assert "fewer threads than elements" in compare(*args, launch=(1, 128)).hint
+    got[:256] = exp[:256]
+    assert "fewer threads than elements" in compare(*args, launch=(8, 128)).hint
+
+
 def test_wrong_dtype_is_rejected():
     """Does a float64 result fail where float32 is asked for, even with equal values?"""
     exp = {"out": np.ones(4)}

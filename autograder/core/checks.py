@@ -128,8 +128,10 @@ def describe_exception(error: str, kind: str | None) -> str:
 
 
 def compare(problem: str, case: str, expected: dict[str, np.ndarray], outcome: Outcome,
-            tolerance: dict[str, np.ndarray], dtypes: dict[str, np.dtype]) -> Verdict:
-    """Judge one case: exact dtype and shape, every element within its bound, NaN never matches."""
+            tolerance: dict[str, np.ndarray], dtypes: dict[str, np.dtype],
+            launch: tuple | None = None) -> Verdict:
+    """Judge one case: exact dtype and shape, every element within its bound, NaN never matches.
+    ``launch``: the case's (blocks, threads), which some diagnoses need."""
     if outcome.error:
         return Verdict(problem, False, case, outcome.error.strip().splitlines()[-1][:500],
                        describe_exception(outcome.error, outcome.error_kind))
@@ -148,13 +150,13 @@ def compare(problem: str, case: str, expected: dict[str, np.ndarray], outcome: O
                            f"({exp.size} elements)",
                            "a thread whose index is >= n still stored a value: guard the store "
                            "with `if i < n:`.")
-        verdict = _compare_array(problem, case, name, exp, got, tolerance[name])
+        verdict = _compare_array(problem, case, name, exp, got, tolerance[name], launch)
         if verdict is not None:
             return verdict
     return Verdict(problem, True, case)
 
 
-def _compare_array(problem, case, name, exp, got, tol) -> Verdict | None:
+def _compare_array(problem, case, name, exp, got, tol, launch=None) -> Verdict | None:
     flat_exp, flat_got = exp.reshape(-1), got.reshape(-1)
     tol = np.broadcast_to(tol, exp.shape).reshape(-1)
     diff = np.abs(flat_got.astype(np.float64) - flat_exp)
@@ -178,6 +180,15 @@ def _compare_array(problem, case, name, exp, got, tol) -> Verdict | None:
                            f"{k} of {n} elements of `{name}` (shape {exp.shape[0]} × "
                            f"{exp.shape[1]}) were never written; the first is "
                            f"`{name}`[{_index(first_u, exp.shape)}]", HINT_2D_UNWRITTEN)
+        blocks, threads = launch if launch else (0, 0)
+        if (unwritten[first_u:].all() and isinstance(blocks, int) and isinstance(threads, int)
+                and blocks > 1 and first_u == threads):
+            return Verdict(problem, False, case,
+                           f"only the first {first_u} of {n} elements of `{name}` were written: "
+                           f"one block's worth, though {blocks} blocks were launched",
+                           "every block wrote the same elements: the index has no block offset. "
+                           "A thread's element is cuda.blockIdx.x * cuda.blockDim.x + "
+                           "cuda.threadIdx.x (or cuda.grid(1)), not cuda.threadIdx.x alone.")
         if unwritten[first_u:].all():
             return Verdict(problem, False, case,
                            f"the last {k} of {n} elements of `{name}` were never written "

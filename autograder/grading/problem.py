@@ -369,7 +369,8 @@ class Problem:
     def judge(self, case: Case, outcome: Outcome, show_inputs: bool = True) -> Verdict:
         expected, tolerance = self.reference_values(case)
         dtypes = {name: np.dtype(dt) for name, (_, dt) in self.outputs(case.size).items()}
-        verdict = compare(self.name, case.describe(), expected, outcome, tolerance, dtypes)
+        verdict = compare(self.name, case.describe(), expected, outcome, tolerance, dtypes,
+                          launch=(case.blocks, case.threads))
         if self.value_hint and verdict.hint == GENERIC_VALUE_HINT:
             verdict.hint = self.value_hint
         if verdict.index is not None and show_inputs:
