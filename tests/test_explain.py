@@ -328,3 +328,51 @@ def test_ipython_hook_explains_errors_but_not_verdicts(monkeypatch, capsys):
     finally:
         explain.uninstall()
     assert shell.events.callbacks["post_run_cell"] == []
+
+
+def test_an_error_in_a_kernel_shows_the_learners_frames_only(capsys):
+    """A kernel's IndexError in CPU mode went through 13 frames of the simulator (threads, the
+    simulator's arrays) before the learner's own line: the notebook shows the learner's frames,
+    says how many were left out, and ends with the error (the plain-words line follows it)."""
+    from IPython.core.interactiveshell import InteractiveShell
+
+    from autograder.learner import notebook
+
+    @cuda.jit
+    def past_the_end(a):
+        a[cuda.grid(1) + 100] = 1
+
+    try:
+        past_the_end[1, 4](np.zeros(10))
+    except IndexError as exc:
+        error = exc
+    else:
+        pytest.skip("this backend does not raise on an out-of-bounds store")
+    trimmed, hidden = notebook.trim_traceback(error.__traceback__)
+    names = []
+    while trimmed is not None:
+        names.append(trimmed.tb_frame.f_code.co_filename)
+        trimmed = trimmed.tb_next
+    assert hidden >= 5 and names and all(n == __file__ for n in names), (hidden, names)
+    shell = InteractiveShell.instance()
+    stb = notebook._show_error(shell, IndexError, error, error.__traceback__)
+    text = "\n".join(stb)
+    assert "past_the_end" in text and "frames inside Numba's CUDA simulator" in text
+    assert "threading.py" not in text and "devicearray" not in text
+    assert stb[-1].endswith(str(error)) and "IndexError" in stb[-1]
+    # a failed check stays a verdict: one line, no frames
+    from autograder.core.checks import CheckFailed, Verdict
+    failed = CheckFailed(Verdict("add", False, "n = 3", "wrong"))
+    assert len(notebook._show_error(shell, CheckFailed, failed, None)) == 1
+
+
+def test_an_isolated_cell_that_fails_gets_the_plain_words_line(capsys):
+    """An %%isolated cell whose process fails ends with the same plain-words line."""
+    from autograder.learner import notebook
+    if autograder.backend.is_gpu:
+        pytest.skip("the out-of-bounds store raises only in CPU mode")
+    code = ("import numpy as np\nfrom numba import cuda\n@cuda.jit\ndef k(a):\n"
+            "    a[cuda.grid(1) + 100] = 1\nk[1, 4](np.zeros(10))\n")
+    assert notebook.run_isolated(code) == 1
+    out = capsys.readouterr().out
+    assert "In plain words:" in out and out.rstrip().splitlines()[-1].startswith("In plain words")

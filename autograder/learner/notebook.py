@@ -18,11 +18,53 @@ def banner() -> None:
     _shown["banner"] = True
 
 
-def _show_check_failure(shell, etype, value, tb, tb_offset=None):
-    # A failed check is a verdict, not a crash: show the verdict without a Python traceback.
-    # IPython ignores what a custom handler returns (9.x), so the handler must display the error
-    # itself; it goes out as an "error" output, which is what makes nbgrader fail the test cell.
-    stb = [f"\x1b[0;31m{etype.__name__}\x1b[0m: {value}"]
+def _internal_files() -> tuple[str, ...]:
+    """Where the frames a learner need not read live: Numba (its CUDA simulator runs every
+    kernel of CPU mode, each block's threads in Python threads), numba-cuda, this package."""
+    import importlib.util
+    import threading
+    from pathlib import Path
+    found = [threading.__file__]
+    for name in ("numba", "numba_cuda", "autograder"):
+        spec = importlib.util.find_spec(name)
+        if spec is not None and spec.submodule_search_locations:
+            found += [str(Path(p).resolve()) + os.sep for p in spec.submodule_search_locations]
+    return tuple(found)
+
+
+def trim_traceback(tb):
+    """``tb`` without the frames in :func:`_internal_files` (if every frame is, the last one
+    stays), and how many were left out."""
+    import types
+    internal = _internal_files()
+    frames = []
+    while tb is not None:
+        frames.append(tb)
+        tb = tb.tb_next
+    kept = [f for f in frames if not f.tb_frame.f_code.co_filename.startswith(internal)]
+    kept = kept or frames[-1:]
+    trimmed = None
+    for f in reversed(kept):
+        trimmed = types.TracebackType(trimmed, f.tb_frame, f.tb_lasti, f.tb_lineno)
+    return trimmed, len(frames) - len(kept)
+
+
+def _show_error(shell, etype, value, tb, tb_offset=None):
+    """How an error in a cell is shown. A failed check is a verdict, not a crash: the verdict
+    alone. Any other error: its traceback without the frames inside Numba's simulator and the
+    course's code (a kernel's IndexError in CPU mode went through 13 of them), one line saying
+    how many were left out; the plain-words line still follows (:mod:`autograder.core.explain`).
+    IPython ignores what a custom handler returns (9.x), so the handler displays the error itself;
+    it goes out as an "error" output, which is what makes nbgrader fail a test cell."""
+    from autograder.core.checks import CheckFailed
+    if issubclass(etype, CheckFailed):
+        stb = [f"\x1b[0;31m{etype.__name__}\x1b[0m: {value}"]
+    else:
+        trimmed, hidden = trim_traceback(tb)
+        stb = shell.InteractiveTB.structured_traceback(etype, value, trimmed, tb_offset=tb_offset)
+        if hidden:
+            stb = [*stb[:-1], f"({hidden} frame{'s' * (hidden != 1)} inside Numba's CUDA simulator "
+                              "and the course's code not shown)", stb[-1]]
     shell._showtraceback(etype, value, stb)
     return stb
 
@@ -48,6 +90,13 @@ def run_isolated(code: str, timeout: float = 300.0) -> int:
         print(proc.stderr, end="" if proc.stderr.endswith("\n") else "\n")
     print(f"[isolated] the separate process exited with status {proc.returncode}"
           + (" (it failed; this notebook's kernel is unaffected)" if proc.returncode else ""))
+    errors = [line for line in proc.stderr.splitlines() if line and not line[0].isspace()]
+    if proc.returncode and errors:
+        # the plain-words line an error in an ordinary cell gets (autograder.core.explain)
+        from autograder.core.explain import explain_text
+        plain = explain_text(errors[-1])
+        if plain:
+            print(f"In plain words: {plain}")
     return proc.returncode
 
 
@@ -60,8 +109,7 @@ def setup_notebook() -> None:
     shell = get_ipython()
     if shell is None or _shown["setup"]:
         return
-    from autograder.core.checks import CheckFailed
-    shell.set_custom_exc((CheckFailed,), _show_check_failure)
+    shell.set_custom_exc((Exception,), _show_error)
     from autograder.core import explain
     explain.install(shell)      # a plain-words line under any error of the learner's own cells
 
