@@ -824,12 +824,11 @@ except ag.timing.NeedsGPU as why:
 # model says the atomics bind for the segment kernels (524,288 atomics at 10⁹ per second: 0.52 ms,
 # against 0.22 ms of reading and 0.16 ms of trees), and reading binds for the coarsened kernel
 # (0.22 ms; its 65,536 atomics would take 0.066 ms) and for the grid-stride launch (0.22 ms).
-# Measured (the notebook's run): the convergent segment kernel took 1.073 ms (1.064 ms in the
-# bench), the coarsened one 0.286 ms, the grid-stride kernel 0.327 ms, the reference 0.250 ms
-# (0.252 ms in the bench), `cupy.sum` 0.243 ms (0.240 ms in the bench) and a copy of the same bytes
-# 0.255 ms (the bench; 4214 GB/s in the notebook's run). Step 3 is twice its 0.52 ms atomic bound,
-# so nothing shows the atomics served faster than 10⁹ per second; and steps 1 to 3, with the same
-# 524,288 blocks, atomics and reads, took 2.687, 1.229 and 1.073 ms: the trees and barriers, paid
+# Measured on the H200 by this chapter's cells: the convergent segment kernel took 1.073 ms, the
+# coarsened one 0.286 ms, the grid-stride kernel 0.327 ms, the reference 0.250 ms, `cupy.sum`
+# 0.243 ms and a copy of the same bytes 0.255 ms (4214 GB/s). Step 3 is twice its 0.52 ms atomic
+# bound, so nothing shows the atomics served faster than 10⁹ per second; and steps 1 to 3, with
+# the same 524,288 blocks, atomics and reads, took 2.687, 1.229 and 1.073 ms: the trees and barriers, paid
 # 524,288 times, are what the segment kernels pay for. The largest gap in speed, 3.75× between
 # steps 3 and 4 (1.073 to 0.286 ms), comes from doing 8× fewer blocks for the same bytes: 8× fewer
 # trees, barriers and atomics, with the same loads, which shows that the per-block costs, not the
@@ -838,8 +837,8 @@ except ag.timing.NeedsGPU as why:
 # leaves out: how many loads each thread keeps in flight, and how many threads there are to hide
 # the memory's latency. The remaining gap to `cupy.sum`, which reads at 4412 GB/s, 105% of a copy,
 # is the same kind of thing: CUB loads 16 bytes per instruction and many per thread; the
-# reference's 8-byte loads close most of it (4289 GB/s; 95% of `cupy.sum`'s speed in the bench,
-# 0.252 against 0.240 ms). I would keep the atomic rate, raise the step time (the model gives steps
+# reference's 8-byte loads close most of it (4289 GB/s; 97% of `cupy.sum`'s speed, 0.250 against
+# 0.243 ms). I would keep the atomic rate, raise the step time (the model gives steps
 # 1 to 3 the same 0.16 ms of trees, yet they differ by 1.6 ms), and lower the bandwidth to what a
 # kernel that only reads reached, about 4.4 TB/s (`cupy.sum`), rather than the advertised 4.8 TB/s
 # or the copy's 4.2 TB/s, which the reference and `cupy.sum` both beat.

@@ -930,9 +930,8 @@ except ag.timing.NeedsGPU as why:
 # Compare what you measured (on a GPU; without one, use the course's H200 figures for 2²⁸
 # elements, `docs/benchmarks.md`: the copy 0.505 ms, the course's hierarchical scan 1.502 ms,
 # its single-pass scan 1.328 ms, `cupy.cumsum` 1.97 ms) with your predictions from 11.3. The
-# course aimed for a single pass with decoupled look-back at 2× `cupy.cumsum` and 60% of a copy;
-# its own reached 1.48× and 38% on the H200: neither target was met. In the cell below, in 5 to
-# 10 sentences:
+# course's single pass runs at 1.48× the speed of `cupy.cumsum` and 38% of a copy's on the H200.
+# In the cell below, in 5 to 10 sentences:
 #
 # 1. for the hierarchical and the single-pass scan, give the bound (bytes at the copy's
 #    bandwidth), the measured time, and the fraction of the bound reached;
@@ -948,19 +947,18 @@ except ag.timing.NeedsGPU as why:
 
 # %% [markdown] nbgrader={"grade": true, "grade_id": "scan_gap_answer", "locked": false, "points": 2, "schema_version": 3, "solution": true, "task": false}
 # *Model answer (in the solutions only), with the course's H200 figures (2²⁸ float32).* The copy
-# of the same 2.15 GB took 0.505 ms in the bench (0.503 ms, 4268 GB/s, in the notebook's run).
-# The hierarchical scan moves 4.30 GB, 16.0 bytes per element (11.3), so its bound at the copy's
-# bandwidth is 1.007 ms; the course's took 1.502 ms, about two thirds of its bound (the
-# notebook's 1.680 ms, 60%). The single pass moves 8 bytes per element, bound 0.503 ms; the
-# course's took 1.328 ms, 38% of the bound and only 1.13× faster than the hierarchy, far less
-# than the 2× the traffic predicts (the notebook's one-tile look-back, 2.822 ms, was even slower
-# than its hierarchy). Two costs the model leaves out: first, the work inside a block: the
+# of the same 2.15 GB took 0.505 ms. The hierarchical scan moves 4.30 GB, 16.0 bytes per element
+# (11.3), so its bound at the copy's bandwidth is 1.007 ms; the course's took 1.502 ms, about two
+# thirds of its bound. The single pass moves 8 bytes per element, bound 0.503 ms; the course's
+# took 1.328 ms, 38% of the bound and only 1.13× faster than the hierarchy, far less than the 2×
+# the traffic predicts (a look-back by one thread, one tile at a time, took 2.097 ms, slower than
+# the hierarchy). Two costs the model leaves out: first, the work inside a block: the
 # section scans alone (Kogge-Stone 2.836 ms, Brent-Kung 3.645 ms for 8 bytes per element) run
 # 5.6 to 7.2 times slower than the copy, so the barriers and shared-memory steps of a block scan
 # cost time even when the bytes are the same; second, in the single pass, the wait for the
 # carry: the course's chained variant, which waits for each predecessor's prefix, took 25.06 ms
 # against 1.328 ms for the decoupled look-back reading 32 predecessors at once and 2.097 ms for
-# one thread reading them one by one (bench), with the same bytes moved, so the latency of
+# one thread reading them one by one, with the same bytes moved, so the latency of
 # passing carries between blocks is a cost of its own. (The hierarchy also pays
 # for five small launches and two NaN fills, a few microseconds each, visible as the difference
 # between its time and its three big kernels.) I would add a per-tile latency term to the model:

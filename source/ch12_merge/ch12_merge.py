@@ -627,9 +627,9 @@ except ag.timing.NeedsGPU as why:
 # Compare your predictions with what you measured (on a GPU; without one, use the course's H200
 # figures for 2²⁸ keys, from this chapter's cells and `docs/benchmarks.md`: a copy of the same
 # 3.2 GB 0.76 ms; the basic kernel 30.5 / 8.75 / 10.7 / 41.7 / 50.4 ms at 1, 4, 16, 64 and 256
-# outputs per thread; the course's tiled kernel 6.03 ms and circular-buffer kernel 5.92 ms
-# (6.07 and 5.95 ms in `aag bench`); `cupy.sort` 6.62 ms (8.41 ms in `aag bench`); the sequential
-# merge on one core of the host 714 ms). In the cell below, in 5 to 10 sentences:
+# outputs per thread; the course's tiled kernel 6.03 ms and circular-buffer kernel 5.92 ms;
+# `cupy.sort` 6.62 ms; the sequential merge on one core of the host 714 ms). In the cell below,
+# in 5 to 10 sentences:
 #
 # 1. for the basic kernel, say how its time changes with the outputs per thread, and where the
 #    model's latency floor follows the measurements and where it does not; name what the model
@@ -659,8 +659,8 @@ except ag.timing.NeedsGPU as why:
 # over the next 8 steps), and from 64 on 32 separate 128-byte lines, which the L1 must hold across
 # dozens of steps for every resident warp, or the kernel moves many times the copy's traffic; the
 # copy's warps read 32 consecutive keys, four sectors, per instruction. (2) The course's tiled
-# kernel took 6.03 ms (6.07 ms in the bench), 13% of a copy's bandwidth (534 against 4,247 GB/s),
-# and the circular-buffer kernel 5.92 ms (5.95 ms in the bench), only 2% faster. The model's
+# kernel took 6.03 ms, 13% of a copy's bandwidth (534 against 4,247 GB/s), and the
+# circular-buffer kernel 5.92 ms, only 2% faster. The model's
 # key_reads = 2 predicted the tiled kernel 33% slower (0.89 against 0.67 ms), but the second loads
 # read keys that the same block loaded one tile earlier, a few KB before, so they came from the L2
 # (tens of MB on the H200), not from memory: the memory saw each key about once, and the circular
@@ -668,8 +668,8 @@ except ag.timing.NeedsGPU as why:
 # the copy's time, 7 to 9× their memory floors, because each output also costs a share of three
 # shared-memory searches per thread and tile (about 11 steps each for 8 outputs), and two barriers
 # per tile, work a copy does not do. (3) `cupy.sort` took 6.62 ms in the comparison cell, 1.10× the
-# course's tiled merge (6.03 ms), and 8.41 ms in the bench, 1.39× (6.07 ms): the merge wins, though
-# by 10 to 40%, not by multiples, and the sort writes no `src`. A radix sort of 32-bit keys makes
+# course's tiled merge (6.03 ms): the merge wins, though by 10%, not by multiples, and the sort
+# writes no `src`. A radix sort of 32-bit keys makes
 # several passes over all the keys (reading and writing them each time) and knows nothing of the
 # two sorted runs, while a merge reads each key once and writes it once, and sorting two sorted
 # arrays is a merge; the margin is small because the merge runs at 13% of a copy's bandwidth, held

@@ -51,7 +51,7 @@ class DeviceLimits:
 # 132 SMs × 128 FP32 lanes × 2 × 1.98 GHz, and the fastest device-to-device copy of 3.2 GB.
 H200 = DeviceLimits(
     "NVIDIA H200", peak_flops=66.908e12, bandwidth=4269e9,
-    source="the course's reference GPU, measured by `aag bench` on 2026-11-29 "
+    source="the course's reference GPU, measured on 2026-11-29 "
            "(docs/benchmarks.md): FP32 peak from 132 SMs × 128 lanes × 2 × 1.98 GHz, "
            "bandwidth of a device-to-device copy of 3.2 GB")
 
@@ -225,7 +225,7 @@ def roofline(points=(), device: Any = None, *, title: str = "") -> Roofline:
                      "course's reference GPU, an NVIDIA H200.")
     if cpu_mode:
         notes.append("CPU mode: these are the limits of the course's reference GPU, an NVIDIA "
-                     "H200 (measured by `aag bench`, docs/benchmarks.md). Placing your kernels "
+                     "H200 (measured on it, docs/benchmarks.md). Placing your kernels "
                      "by their measured time needs a GPU; there this plot uses your GPU's own "
                      "limits. A hollow point marks a kernel's intensity and the best it could "
                      "reach.")

@@ -1,0 +1,59 @@
+"""The text a learner reads speaks of the GPU and their code, never of the project's history.
+
+Learner-facing text: the chapters' sources (their markdown and code, which the release and the
+solutions are built from), the hint ladders, and the strings the notebook helpers print
+(``autograder/learner``: string constants only, not comments or docstrings). Words that belong to
+the engineering log (targets aimed for and missed, "the notebook's run" against "the bench", the
+benchmark command's name, issues and sessions, notes to self) must not appear there: a learner
+gets one set of measured figures, stated as facts.
+"""
+
+from __future__ import annotations
+
+import ast
+import re
+from pathlib import Path
+
+import pytest
+
+REPO = Path(__file__).resolve().parents[1]
+HISTORY = re.compile(
+    r"aimed for|neither target|targets? (?:was|were)(?: not)? met|notebook's run|aag bench"
+    r"|in the bench|\(bench\)|the bench[;,)]|the issue|this session|\bTODO\b|\bFIXME\b",
+    re.IGNORECASE)
+
+
+def _learner_strings(path: Path) -> list[tuple[int, str]]:
+    """(line, text) of the string constants of a module that are not docstrings."""
+    tree = ast.parse(path.read_text())
+    docstrings = {id(node.body[0].value) for node in ast.walk(tree)
+                  if isinstance(node, (ast.Module, ast.FunctionDef, ast.ClassDef,
+                                       ast.AsyncFunctionDef))
+                  and node.body and isinstance(node.body[0], ast.Expr)
+                  and isinstance(node.body[0].value, ast.Constant)}
+    return [(node.lineno, node.value) for node in ast.walk(tree)
+            if isinstance(node, ast.Constant) and isinstance(node.value, str)
+            and id(node) not in docstrings]
+
+
+def _texts():
+    for path in sorted((REPO / "source").glob("ch*/ch*.py")):
+        yield path, list(enumerate(path.read_text().splitlines(), 1))
+    for path in sorted((REPO / "autograder" / "problems").glob("ch*/hints.toml")):
+        yield path, list(enumerate(path.read_text().splitlines(), 1))
+    for path in sorted((REPO / "autograder" / "learner").rglob("*.py")):
+        yield path, _learner_strings(path)
+
+
+@pytest.mark.parametrize("path, lines", list(_texts()),
+                         ids=lambda v: str(v.relative_to(REPO)) if isinstance(v, Path) else "")
+def test_no_project_history_in_learner_text(path, lines):
+    found = [f"{path.relative_to(REPO)}:{n}: {text.strip()[:120]}" for n, text in lines
+             if HISTORY.search(text)]
+    assert not found, "\n".join(found)
+
+
+def test_the_check_can_fail():
+    assert HISTORY.search("The course aimed for 2× and neither target was met")
+    assert HISTORY.search("0.255 ms (the bench; 4214 GB/s in the notebook's run)")
+    assert not HISTORY.search("a warp issues one instruction for all its lanes")
