@@ -258,3 +258,51 @@ def test_a_second_lab_on_the_same_workspace_points_at_the_first(course, ws, monk
     assert cli.running_lab(tmp_path) is None                       # another folder: none
     cli.main(["lab", "--workspace", str(ws), "--no-browser", "--another"])
     assert len(calls) == 1
+
+
+def _notebook(*cells) -> str:
+    """A notebook of (id, cell_type, source, solution) cells, as JSON text."""
+    out = []
+    for cell_id, kind, source, solution in cells:
+        meta = {"nbgrader": {"grade_id": f"g_{cell_id}", "solution": True, "grade": False,
+                             "locked": False, "schema_version": 3, "task": False}} if solution else {}
+        cell = {"id": cell_id, "cell_type": kind, "metadata": meta, "source": source}
+        if kind == "code":
+            cell.update(outputs=[], execution_count=None)
+        out.append(cell)
+    return json.dumps({"cells": out, "metadata": {}, "nbformat": 4, "nbformat_minor": 5})
+
+
+def test_a_new_edition_carries_the_learners_answers(tmp_path):
+    """A new release of a notebook the learner worked in is offered beside it with their work in:
+    each solution cell holds what they wrote (with its outputs), the cells they added follow the
+    same cell as before, and the course's new text is there; their own notebook is untouched."""
+    course, ws = tmp_path / "course", tmp_path / "ws"
+    write(course / "ch01" / "add.ipynb", _notebook(
+        ("intro", "markdown", "# Add", False), ("sol", "code", "# YOUR CODE HERE", True),
+        ("try", "code", "add(1, 2)", False), ("answer", "markdown", "YOUR ANSWER HERE", True)))
+    quiet(course, ws)
+    mine = ws / "ch01" / "add.ipynb"
+    nb = json.loads(mine.read_text())
+    nb["cells"][1]["source"] = "def add(a, b):\n    return a + b"
+    nb["cells"][1]["outputs"] = [{"output_type": "stream", "name": "stdout", "text": "ok\n"}]
+    nb["cells"][3]["source"] = "Because the sum is linear."
+    nb["cells"].insert(2, {"id": "scratch", "cell_type": "code", "metadata": {},
+                           "source": "print(add(2, 2))", "outputs": [], "execution_count": None})
+    mine.write_text(json.dumps(nb))
+    before = mine.read_bytes()
+    # the second edition: clearer text, a new cell, the same exercises
+    write(course / "ch01" / "add.ipynb", _notebook(
+        ("intro", "markdown", "# Add two numbers", False), ("new", "markdown", "A hint.", False),
+        ("sol", "code", "# YOUR CODE HERE", True), ("try", "code", "add(1, 2)", False),
+        ("answer", "markdown", "YOUR ANSWER HERE", True)))
+    result = sync(course, ws, echo=None)
+    assert "with your answers carried into it" in result.messages[0]
+    assert mine.read_bytes() == before
+    merged = json.loads((ws / "ch01" / "add.updated.ipynb").read_text())
+    assert [c["id"] for c in merged["cells"]] == ["intro", "new", "sol", "scratch", "try", "answer"]
+    assert merged["cells"][0]["source"] == "# Add two numbers"
+    assert merged["cells"][2]["source"].startswith("def add") and merged["cells"][2]["outputs"]
+    assert merged["cells"][5]["source"] == "Because the sum is linear."
+    # the next sync: offered once, not rewritten
+    assert sync(course, ws, echo=None).updates == []

@@ -4,7 +4,11 @@
 ``<repo>/workspace/``, git-ignored; ``AAG_WORKSPACE`` moves it). Syncing adds chapters and files
 that are new in ``course/`` and never overwrites or deletes a file in the workspace. When the course
 ships a new release of a file the learner already has, the release is written next to it as
-``<stem>.updated<suffix>`` (``vector_add.updated.ipynb``) for the learner to merge by hand.
+``<stem>.updated<suffix>`` (``vector_add.updated.ipynb``). For a notebook, the learner's answers
+come with it (:func:`carry_answers`): each solution cell of the new release (code the learner
+writes, a written answer) holds the learner's version of that cell, matched by cell id (else by
+nbgrader's grade id), and cells the learner added come after the same cell as before. The
+learner's own notebook is never touched: they open the updated one and go on.
 
 A manifest, ``.aag-manifest.json``, remembers for each file the hash of the course copy it was made
 from and of the release last offered, so an update is offered once and a file the learner deleted
@@ -99,6 +103,72 @@ class SyncResult:
         return f"workspace {self.workspace}: " + (", ".join(parts) if parts else "up to date")
 
 
+def _cell_ids(path: Path) -> list[str] | None:
+    """The cell ids of a notebook file (None if it is not one)."""
+    try:
+        nb = json.loads(path.read_text())
+        return [c["id"] for c in nb["cells"] if c.get("id")]
+    except (OSError, ValueError, KeyError, TypeError):
+        return None
+
+
+def _grade_id(cell: dict) -> str | None:
+    return (cell.get("metadata") or {}).get("nbgrader", {}).get("grade_id")
+
+
+def carry_answers(release: Path, mine: Path, released_ids: list[str] | None) -> bytes | None:
+    """The new ``release`` of a notebook with the learner's work from ``mine`` carried in: every
+    solution cell of the release (nbgrader ``solution``) holds the learner's version, outputs
+    included, matched by cell id, else by grade id; and the cells the learner added (ids in
+    neither release: ``released_ids`` are those of the release their copy was made from; None,
+    unknown, carries none) follow the same cell as in their notebook. None if either file is not
+    a notebook."""
+    try:
+        new, old = json.loads(release.read_text()), json.loads(mine.read_text())
+        new_cells, old_cells = new["cells"], old["cells"]
+    except (OSError, ValueError, KeyError, TypeError):
+        return None
+    by_id = {c["id"]: c for c in old_cells if c.get("id")}
+    by_grade = {_grade_id(c): c for c in old_cells if _grade_id(c)}
+    for cell in new_cells:
+        if not (cell.get("metadata") or {}).get("nbgrader", {}).get("solution"):
+            continue
+        theirs = by_id.get(cell.get("id")) or by_grade.get(_grade_id(cell))
+        if theirs is None or theirs.get("cell_type") != cell.get("cell_type"):
+            continue
+        cell["source"] = theirs.get("source", "")
+        if cell.get("cell_type") == "code":
+            cell["outputs"] = theirs.get("outputs", [])
+            cell["execution_count"] = theirs.get("execution_count")
+    new_ids = {c.get("id") for c in new_cells}
+    known = set(released_ids or []) | new_ids
+    after: dict = {}          # the id of the cell before (None: the top) -> cells the learner added
+    anchor = None
+    for cell in old_cells:
+        if released_ids is not None and cell.get("id") not in known:
+            after.setdefault(anchor, []).append(cell)
+        elif cell.get("id") in new_ids:
+            anchor = cell.get("id")
+    merged = list(after.get(None, []))
+    for cell in new_cells:
+        merged.append(cell)
+        merged += after.get(cell.get("id"), [])
+    new["cells"] = merged
+    return (json.dumps(new, indent=1, ensure_ascii=False) + "\n").encode()
+
+
+def _write_release(src: Path, dest: Path, upd: Path, entry: dict) -> None:
+    """Write the new release of ``dest`` as ``upd`` (which must not exist), a notebook with the
+    learner's answers carried in; the manifest entry remembers what was written."""
+    merged = carry_answers(src, dest, entry.get("cells")) if src.suffix == ".ipynb" else None
+    if merged is None:
+        _copy_new(src, upd)
+    else:
+        with open(upd, "xb") as f:
+            f.write(merged)
+    entry["written"] = _sha256(upd)
+
+
 def _load_manifest(path: Path) -> dict:
     try:
         data = json.loads(path.read_text())
@@ -143,6 +213,8 @@ def sync(course: Path | None = None, workspace: Path | None = None,
                 result.added_chapters.append(chapter)
             _copy_new(src, dest)
             entries[key] = {"sha256": new_hash}
+            if rel.suffix == ".ipynb" and (ids := _cell_ids(src)) is not None:
+                entries[key]["cells"] = ids              # to tell the learner's cells later
             result.added_files.append(key)
             continue
 
@@ -164,17 +236,20 @@ def sync(course: Path | None = None, workspace: Path | None = None,
             continue                                       # offered before; merged or dismissed
         if upd.exists():
             # Ours to replace only if it is exactly what we wrote last time.
-            if entry.get("offered") is None or _sha256(upd) != entry["offered"]:
+            if entry.get("offered") is None or \
+                    _sha256(upd) != entry.get("written", entry["offered"]):
                 result.blocked.append(upd_key)
                 result.messages.append(
                     f"{key}: a new release is available but {upd_key} exists and was edited; "
                     f"rename it and run again to get the release")
                 continue
             upd.unlink()
-        _copy_new(src, upd)
+        _write_release(src, dest, upd, entry)
         entry["offered"] = new_hash
         result.updates.append(upd_key)
-        result.messages.append(f"{key}: the course changed; the new release is in {upd_key}")
+        carried = upd.suffix == ".ipynb" and entry["written"] != new_hash
+        result.messages.append(f"{key}: the course changed; the new release is in {upd_key}"
+                               + (", with your answers carried into it" if carried else ""))
 
     _save_manifest(manifest_path, manifest)
     if echo is not None:
