@@ -57,3 +57,11 @@ def test_the_check_can_fail():
     assert HISTORY.search("The course aimed for 2× and neither target was met")
     assert HISTORY.search("0.255 ms (the bench; 4214 GB/s in the notebook's run)")
     assert not HISTORY.search("a warp issues one instruction for all its lanes")
+
+
+def test_device_functions_are_taught_early():
+    """Device functions were first met in chapter 12's co-rank search; chapter 2 or 3 introduces
+    them, with a cell that runs one."""
+    first = next(path.parent.name for path in sorted((REPO / "source").glob("ch*/ch*.py"))
+                 if "@cuda.jit(device=True)" in path.read_text())
+    assert first in ("ch02_data_parallel", "ch03_multidimensional"), first

@@ -210,7 +210,40 @@ for r in rows:
 # 440 ms. A GPU pays off when data stays on it across many kernels, or when each byte feeds many
 # operations. Vector addition does one addition per 12 bytes; later chapters reach hundreds of
 # operations per byte.
+
+# %% [markdown]
+# ## Device functions: helpers that a kernel calls
 #
+# A kernel is launched from the host, `kernel[blocks, threads](...)`. Code that a kernel *calls*,
+# in each of its threads, is a **device function**: `@cuda.jit(device=True)`. It runs on the GPU
+# in the thread that calls it, takes and returns ordinary values (numbers, or the arrays the
+# kernel hands it), and is never launched: no `[blocks, threads]`, and on a GPU no host code can
+# call it (CPU mode lets you, so try yours inside a kernel). The compiler usually inlines it, so
+# a kernel split into small, named helpers runs as fast as one written in a single piece. CUDA C
+# has the same three kinds of function (PMPP §2.7): `__global__` for kernels, `__device__` for
+# device functions, `__host__` for the CPU. Later chapters' kernels use them for the pieces they
+# repeat (a tile's load in chapter 11, the co-rank search in chapter 12); use them in your own
+# kernels whenever one grows long.
+
+# %%
+@cuda.jit(device=True)
+def clamp(v, lo, hi):
+    return min(max(v, lo), hi)
+
+
+@cuda.jit
+def add_clamped(x, y, out):
+    i = cuda.grid(1)
+    if i < out.size:
+        out[i] = clamp(x[i] + y[i], 0.0, 10.0)       # called like any Python function
+
+
+x_small = np.arange(-5, 5, dtype=np.float32) * 3     # -15, -12, ..., 12
+d_clamped = cuda.device_array(10, dtype=np.float32)
+add_clamped[1, 32](cuda.to_device(x_small), cuda.to_device(np.ones(10, np.float32)), d_clamped)
+print(x_small + 1, "->", d_clamped.copy_to_host())
+
+# %% [markdown]
 # ## Exercise 2.2 · A grid-stride loop (3 points + 2 for speed)
 #
 # One thread per element ties the launch to the data size. A **grid-stride loop** decouples them:
