@@ -201,7 +201,10 @@ def shared_python(asked: str | None = None) -> str:
         "/usr/bin/python3", "/usr/local/bin/python3"]
     tried = []
     for candidate in filter(None, candidates):
-        exe = shutil.which(candidate) or candidate
+        exe = shutil.which(candidate)
+        if exe is None:
+            tried.append(f"{candidate}: not found")
+            continue
         probe = subprocess.run(
             [exe, "-c", "import sys, venv, ensurepip; print(sys.prefix); "
              "print(sys.version_info >= (3, 11))"], capture_output=True, text=True)
