@@ -53,9 +53,7 @@ c.CourseDirectory.root = COURSE_ROOT
 c.CourseDirectory.source_directory = "source"
 c.CourseDirectory.release_directory = "course"
 c.CourseDirectory.solution_directory = "solutions"
-# The text sources hold the solutions and hidden tests: they must never be copied to learners.
-# nbgrader copies every non-ignored file next to a source notebook into the release, so "*.py"
-# is listed here (a chapter that ships a helper module must ship it another way).
+
 # --- The class -----------------------------------------------------------------------------------
 # `aag course init --course-id ID --exchange DIR` keeps the class's settings in .aag/course.json
 # (the learners' environment gets the same two in its own nbgrader_config.py). Without it, nbgrader's
@@ -75,6 +73,9 @@ if os.path.dirname(sys.executable) not in os.environ.get("PATH", "").split(os.pa
     os.environ["PATH"] = os.pathsep.join(filter(None, [os.path.dirname(sys.executable),
                                                        os.environ.get("PATH")]))
 
+# The text sources hold the solutions and hidden tests: they must never be copied to learners.
+# nbgrader copies every non-ignored file next to a source notebook into the release, so "*.py"
+# is listed here (a chapter that ships a helper module must ship it another way).
 c.CourseDirectory.ignore = [
     "*.py",
     "__pycache__",
