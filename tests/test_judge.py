@@ -275,6 +275,20 @@ def test_aag_grade_gives_the_solution_full_marks_and_the_release_none(tmp_path):
         assert results and all(r["passed"] is expect for r in results.values()), results
 
 
+def test_aag_grade_says_what_its_score_leaves_out(tmp_path):
+    """A self-grade's total is the auto-graded points; the line under it names the written
+    answers (their points, how many are unanswered) and, without a GPU, the speed points."""
+    nb = REPO / "course" / "ch03_multidimensional" / "ch03_multidimensional.ipynb"
+    p = subprocess.run([sys.executable, "-m", "autograder", "grade", str(nb)],
+                       capture_output=True, text=True, timeout=600, cwd=tmp_path)
+    assert p.returncode == 0, p.stderr[-3000:]
+    score = next(line for line in p.stdout.splitlines() if line.startswith("Score:"))
+    assert score.startswith("Score: 0 / ") and "auto-graded points" in score
+    assert "2 points await 1 written answer, graded by hand (1 not answered yet)" in score
+    import autograder as ag
+    assert ("2 speed points need a GPU" in score) is (not ag.backend.is_gpu), score
+
+
 def test_a_file_in_the_submission_folder_cannot_replace_the_harness(tmp_path):
     """A learner's numpy.py or autograder.py beside the notebook is not imported by the harness."""
     (tmp_path / "autograder.py").write_text("raise SystemExit('the harness imported my file')\n")
@@ -361,7 +375,7 @@ def test_aag_grade_counts_a_deleted_graded_cell_as_zero_out_of_the_release_total
     assert "thread_ids_test (3 pt) ✗" in out and "`thread_ids_test` is missing" in out
     assert "saxpy_test (3 pt) ✗" in out and "`saxpy_test` was edited" in out
     assert "amdahl_test (2 pt) ✓" in out
-    assert "Score: 2 / 8 points" in out and "2 graded cells missing or edited (0 points)" in out
+    assert "Score: 2 / 8 auto-graded points" in out and "2 graded cells missing or edited (0 points)" in out
 
 
 def test_a_syntax_error_in_the_solution_cell_is_reported_as_such_with_its_line():

@@ -146,6 +146,7 @@ def main(argv: list[str] | None = None) -> int:
                     bar.write(f"[{number}/{len(rows)}] {grade_id} ({points:g} pt): needs a GPU to "
                               "time anything; not applicable here, left out of the total")
                 skipped.append(grade_id)
+                points_of[grade_id] = points
                 continue
             if why:
                 result = CellResult(grade_id, False, error=why)
@@ -172,9 +173,26 @@ def main(argv: list[str] | None = None) -> int:
         print(json.dumps(report, indent=1))
     else:
         missing = sum(1 for row in rows if row[4])
-        print(f"\nScore: {earned:g} / {total:g} points ({time.monotonic() - t0:.0f} s)"
+        print(f"\nScore: {earned:g} / {total:g} auto-graded points ({time.monotonic() - t0:.0f} s)"
               + (f"; {missing} graded cell{'s' * (missing != 1)} missing or edited (0 points)"
-                 if missing else "")
-              + (f"; {len(skipped)} speed cell{'s' * (len(skipped) != 1)} not applicable without "
-                 "a GPU, left out of the total" if skipped else ""))
+                 if missing else "") + _beyond_the_score(nb, {g: points_of[g] for g in skipped}))
     return 0
+
+
+def _beyond_the_score(nb, skipped: dict[str, float]) -> str:
+    """What the score leaves out: the written answers (graded by hand: their points, and how
+    many are still unanswered) and the speed cells that need a GPU."""
+    written = [cell for cell in nb.cells if cell.cell_type == "markdown"
+               and cell.metadata.get("nbgrader", {}).get("grade")
+               and cell.metadata["nbgrader"].get("solution")]
+    text = ""
+    if written:
+        points = sum(float(c.metadata["nbgrader"].get("points", 0)) for c in written)
+        blank = sum(1 for c in written if not c.source.strip() or "YOUR ANSWER HERE" in c.source)
+        text += (f"; {points:g} point{'s' * (points != 1)} await {len(written)} written "
+                 f"answer{'s' * (len(written) != 1)}, graded by hand"
+                 + (f" ({blank} not answered yet)" if blank else ""))
+    if skipped:
+        points = sum(skipped.values())
+        text += f"; {points:g} speed point{'s' * (points != 1)} need a GPU (left out of the total)"
+    return text
