@@ -15,7 +15,7 @@ tools    the ``aag`` command line: build, bench, doctor, workspace, grade
 ======== ===========================================================================================
 
 This file is the facade above them all: ``ag.problems.ch02.vector_add.check(...)``,
-``ag.backend``, ``ag.CheckFailed``, ``ag.hint(...)`` and the modules' old paths
+``ag.backend``, ``ag.CheckFailed``, ``ag.hint(...)``, ``ag.reveal(...)`` and the modules' old paths
 (``autograder.judge`` is ``autograder.grading.judge``; see ``_aliases``).
 """
 
@@ -54,6 +54,7 @@ if backend is not None:
     from autograder.core.checks import CheckFailed  # noqa: E402,F401
     from autograder.core.explain import install as explain_errors  # noqa: E402,F401
     from autograder.learner import experiments, visual  # noqa: E402,F401
+    from autograder.learner.answers import reveal  # noqa: E402,F401
     from autograder.learner.hints import hint  # noqa: E402,F401
     from autograder.learner.notebook import banner, run_isolated, setup_notebook  # noqa: E402,F401
     from autograder.machine import timing  # noqa: E402,F401
@@ -76,4 +77,4 @@ def __getattr__(name: str):
 
 __all__ = ["backend", "backend_error", "banner", "experiments", "problems", "timing", "visual",
            "CheckFailed", "SharedMemoryRace", "GlobalMemoryRace", "BarrierDivergence", "run_isolated",
-           "setup_notebook", "hint", "explain_errors"]
+           "setup_notebook", "hint", "reveal", "explain_errors"]

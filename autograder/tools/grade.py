@@ -11,6 +11,7 @@ import time
 from pathlib import Path
 
 from autograder.grading import sandbox
+from autograder.tools import workspace as ws
 from autograder.grading.judge import (CHECK_KINDS, CellResult, CheckCall, Settings,
                                       Session, cells_before, grade_cells, judge_exercise, on_gpu,
                                       parse_checks, speed_yardsticks)
@@ -165,6 +166,15 @@ def main(argv: list[str] | None = None) -> int:
                     lines.append("    " + result.error.replace("\n", "\n    "))
                 bar.write("\n".join(lines))
     bar.close()
+    folder = args.notebook.resolve().parent
+    if release_path is not None and release_path.parent.parent not in folder.parents \
+            and (ws.repo_root() / "solutions") not in folder.parents:
+        # What passed, beside the learner's notebook (not in the course's own release or
+        # solutions): ag.reveal shows a written answer's model answer once every auto-graded
+        # exercise of the chapter has passed (speed cells without a GPU not counted).
+        from autograder.learner.answers import record_self_grade
+        record_self_grade(folder, release_path.parent.name,
+                          {g: r.passed for g, r in results.items()})
     if args.json:
         report = {g: {"passed": r.passed, "verdicts": r.lines, "error": r.error,
                       "points": points_of[g]} for g, r in results.items()}
