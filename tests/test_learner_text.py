@@ -65,3 +65,24 @@ def test_device_functions_are_taught_early():
     first = next(path.parent.name for path in sorted((REPO / "source").glob("ch*/ch*.py"))
                  if "@cuda.jit(device=True)" in path.read_text())
     assert first in ("ch02_data_parallel", "ch03_multidimensional"), first
+
+
+def _chapter_headers() -> dict[int, tuple[str, str]]:
+    """chapter number -> (what it assumes, hours), from the top of each chapter's source."""
+    found = {}
+    for path in sorted((REPO / "source").glob("ch*/ch*.py")):
+        text = re.sub(r"\n# ", " ", path.read_text())
+        number = int(re.search(r"# # Chapter (\d+) ·", text).group(1))
+        head = re.search(r"\*\*Before you start:\*\* (.*?)\. \*\*Time:\*\* about ([\d.]+) hours?",
+                         text)
+        assert head, f"{path.name} does not say at its top what it assumes and how long it takes"
+        found[number] = head.groups()
+    return found
+
+
+def test_every_chapter_says_what_it_assumes_and_how_long_and_the_readme_lists_them():
+    headers = _chapter_headers()
+    readme = (REPO / "README.md").read_text()
+    for number, (assumes, hours) in headers.items():
+        row = re.search(rf"^\| {number} · .*\| (.*) \| ([\d.]+) h \|$", readme, re.M)
+        assert row and row.groups() == (assumes, hours), (number, row and row.groups())

@@ -11,6 +11,9 @@
 #
 # *Programming Massively Parallel Processors* (PMPP, 4th ed.), chapter 1.
 #
+# **Before you start:** Python and NumPy; nothing about GPUs. **Time:** about 1.5 hours, reading and
+# exercises included (more in CPU mode, where the simulator runs kernels slowly).
+#
 # Run the first cell before anything else. Importing `autograder` before Numba lets the course
 # pick the backend (an NVIDIA GPU, an AMD GPU, or CPU mode, where the CUDA simulator runs your
 # kernels on the CPU); the banner says which one it picked and why.

@@ -3,6 +3,9 @@
 #
 # *Programming Massively Parallel Processors* (PMPP, 4th ed.), chapter 2.
 #
+# **Before you start:** chapter 1. **Time:** about 2 hours, reading and exercises included (more in
+# CPU mode, where the simulator runs kernels slowly).
+#
 # ## What you will be able to do
 # - Write a kernel **and the host code that launches it**: choose a block size, compute how many
 #   blocks cover `n` elements, and keep the extra threads from writing where they must not.

@@ -3,6 +3,9 @@
 #
 # *Programming Massively Parallel Processors* (PMPP, 4th ed.), chapter 3.
 #
+# **Before you start:** chapters 1–2. **Time:** about 3 hours, reading and exercises included (more
+# in CPU mode, where the simulator runs kernels slowly).
+#
 # ## What you will be able to do
 # - Launch a kernel on a **2-D grid of 2-D blocks** and turn each thread's `(x, y)` position into
 #   a **row and a column** of an image or a matrix, with a bounds check on both.

@@ -3,6 +3,9 @@
 #
 # *Programming Massively Parallel Processors* (PMPP, 4th ed.), chapter 4.
 #
+# **Before you start:** chapters 1–3. **Time:** about 3 hours, reading and exercises included (more
+# in CPU mode, where the simulator runs kernels slowly).
+#
 # ## What you will be able to do
 # - Read your GPU's properties (SMs, warp size, resource limits, clocks, memory bus) and turn them
 #   into the two ceilings every later measurement is set against: **peak FP32 FLOP/s** and **peak

@@ -3,6 +3,9 @@
 #
 # *Programming Massively Parallel Processors* (PMPP, 4th ed.), chapter 5.
 #
+# **Before you start:** chapters 1–4 (chapter 3's matrix product above all). **Time:** about 3
+# hours, reading and exercises included (more in CPU mode, where the simulator runs kernels slowly).
+#
 # ## What you will be able to do
 # - Name the levels of a GPU's memory (registers, shared memory, the L1 and L2 caches, global
 #   memory), say who can see each one, and roughly how fast each one is.

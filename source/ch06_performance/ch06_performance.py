@@ -3,6 +3,9 @@
 #
 # *Programming Massively Parallel Processors* (PMPP, 4th ed.), chapter 6.
 #
+# **Before you start:** chapters 1–5 (chapter 5's tiled matrix product above all). **Time:** about 4
+# hours, reading and exercises included (more in CPU mode, where the simulator runs kernels slowly).
+#
 # ## What you will be able to do
 # - Say how a warp's 32 loads or stores turn into **32-byte sectors** of memory traffic, and
 #   compute, before running anything, how many sectors an access pattern moves (**coalescing**).

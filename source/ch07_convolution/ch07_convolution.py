@@ -3,6 +3,10 @@
 #
 # *Programming Massively Parallel Processors* (PMPP, 4th ed.), chapter 7.
 #
+# **Before you start:** chapters 1–6 (tiling from chapter 5, coalescing from chapter 6). **Time:**
+# about 3 hours, reading and exercises included (more in CPU mode, where the simulator runs kernels
+# slowly).
+#
 # ## What you will be able to do
 # - Write a 2-D convolution kernel, one thread per output pixel, that treats the pixels outside
 #   the image as zeros ("ghost cells"), checked pixel by pixel against a float64 result.

@@ -3,6 +3,9 @@
 #
 # *Programming Massively Parallel Processors* (PMPP, 4th ed.), chapter 8.
 #
+# **Before you start:** chapters 1–7 (chapter 7's halo tiles above all). **Time:** about 3 hours,
+# reading and exercises included (more in CPU mode, where the simulator runs kernels slowly).
+#
 # ## What you will be able to do
 # - Write a **3-D seven-point stencil** kernel on a 3-D grid of 3-D blocks, with one thread per
 #   point of a volume whose sides are not multiples of the block, and the boundary rule the

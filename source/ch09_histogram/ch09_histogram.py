@@ -3,6 +3,9 @@
 #
 # *Programming Massively Parallel Processors* (PMPP, 4th ed.), chapter 9.
 #
+# **Before you start:** chapters 1–6; atomic operations are new here. **Time:** about 3 hours,
+# reading and exercises included (more in CPU mode, where the simulator runs kernels slowly).
+#
 # ## What you will be able to do
 # - Say why `hist[b] += 1` run by many threads **loses counts**, and fix it with an **atomic
 #   operation** (`cuda.atomic.add`): a byte histogram with one thread per byte.

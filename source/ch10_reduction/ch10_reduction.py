@@ -3,6 +3,9 @@
 #
 # *Programming Massively Parallel Processors* (PMPP, 4th ed.), chapter 10.
 #
+# **Before you start:** chapters 1–6 and 9 (atomic operations). **Time:** about 4 hours, reading and
+# exercises included (more in CPU mode, where the simulator runs kernels slowly).
+#
 # ## What you will be able to do
 # - Sum an array of any length on a GPU with a **reduction tree in shared memory**: each block
 #   sums its own segment in log₂ steps and adds its result to the total with **one atomic**. You

@@ -3,6 +3,10 @@
 #
 # *Programming Massively Parallel Processors* (PMPP, 4th ed.), chapter 11.
 #
+# **Before you start:** chapters 1–6 and 10 (trees of partial results within a block). **Time:**
+# about 5 hours, reading and exercises included (more in CPU mode, where the simulator runs kernels
+# slowly).
+#
 # ## What you will be able to do
 # - Write a **Kogge-Stone** and a **Brent-Kung** scan of one section per block, and say, by
 #   counting additions, why the first does about `n·log2 n` of them and the second about `2n`

@@ -3,6 +3,9 @@
 #
 # *Programming Massively Parallel Processors* (PMPP, 4th ed.), chapter 12.
 #
+# **Before you start:** chapters 1–6 and 11 (the scan). **Time:** about 4 hours, reading and
+# exercises included (more in CPU mode, where the simulator runs kernels slowly).
+#
 # ## What you will be able to do
 # - Write **co-rank**, the binary search that tells a thread, for any position `k` of the merged
 #   output, how many of the first `k` keys come from `A` and how many from `B`, so that thousands
