@@ -72,7 +72,7 @@ def _chapter_headers() -> dict[int, tuple[str, str]]:
     found = {}
     for path in sorted((REPO / "source").glob("ch*/ch*.py")):
         text = re.sub(r"\n# ", " ", path.read_text())
-        number = int(re.search(r"# # Chapter (\d+) ·", text).group(1))
+        number = int(re.search(r"# Chapter (\d+) ·", text).group(1))
         head = re.search(r"\*\*Before you start:\*\* (.*?)\. \*\*Time:\*\* about ([\d.]+) hours?",
                          text)
         assert head, f"{path.name} does not say at its top what it assumes and how long it takes"
