@@ -153,6 +153,8 @@ def test_out_of_bounds_names_the_thread_and_block_and_the_grid():
     assert found.where["index"] == 4 * 2 + int(tid) and found.where["size"] == 10
     assert f"thread {tid} of block 2 used index {8 + int(tid)}" in found.text
     assert "`if i < n:`" in found.text
+    # ... but not where threads work together (10.2's shuffles): there the spare ones take part
+    assert "warp shuffle), do not let them skip it" in found.text
     assert "12 threads for n = 10 elements: the last 2 threads must do nothing" in found.text
     assert "IndexError" in found.original and "In plain words:" in str(found)
 

@@ -98,8 +98,10 @@ def describe_exception(error: str, kind: str | None) -> str:
                 f"column comes from x, the row from y, and a loop bound from the matching shape.")
     if m:
         t, b, idx, size = m.group(1), m.group(4), m.group(7), m.group(9)
+        from autograder.core.explain import SPARE_THREADS_TOGETHER
         return (f"thread {t} of block {b} used index {idx} on an array of {size} elements. The grid "
-                f"has more threads than elements: guard the body with `if i < n:` (n = the length).")
+                f"has more threads than elements: guard the body with `if i < n:` (n = the "
+                f"length). {SPARE_THREADS_TOGETHER}")
     if "shared-memory race" in error:
         return ("two threads used the same shared-memory element between the same two barriers. "
                 "Put cuda.syncthreads() after the threads write a tile and before any thread reads "

@@ -86,6 +86,13 @@ def _first_line_number(message: str) -> int | None:
     return None
 
 
+# Where threads work together, "do nothing" is the wrong advice: a thread that skips a barrier
+# or a shuffle leaves the others waiting on it, or shuffling with a lane that is not there.
+SPARE_THREADS_TOGETHER = (
+    "In a kernel whose threads work together (a barrier, a warp shuffle), do not let them skip "
+    "it: give the spare threads a value that changes nothing (0 for a sum) and let them take part.")
+
+
 def _out_of_bounds(name: str, msg: str, ctx: dict):
     m = _SIM_OOB.search(msg)
     if not m:
@@ -102,7 +109,7 @@ def _out_of_bounds(name: str, msg: str, ctx: dict):
                  "i - 1 for i = 0?): check the left edge too.")
     elif tid[1:] == ("0", "0") and ctaid[1:] == ("0", "0") and axis == 0:
         text += (" The grid has more threads than elements, which is normal: guard the body with "
-                 "`if i < n:` so the spare threads do nothing.")
+                 "`if i < n:` so the spare threads do nothing. " + SPARE_THREADS_TOGETHER)
     else:
         text += (" Guard every coordinate (`if row < rows and col < cols:`), and check that each "
                  "index runs over its own dimension: the column from x, the row from y.")
