@@ -12,6 +12,7 @@ from pathlib import Path
 
 import nbformat
 
+from autograder.grading.judge import written_answer_id
 from autograder.learner import answers
 
 REPO = Path(__file__).resolve().parents[1]
@@ -20,9 +21,8 @@ REPO = Path(__file__).resolve().parents[1]
 def _written_answers(tree: str):
     for path in sorted((REPO / tree).glob("ch*/ch*.ipynb")):
         for cell in nbformat.read(str(path), as_version=4).cells:
-            meta = cell.metadata.get("nbgrader", {})
-            if cell.cell_type == "markdown" and meta.get("grade") and meta.get("solution"):
-                yield path, meta["grade_id"], cell.source
+            if written_answer_id(cell):
+                yield path, written_answer_id(cell), cell.source
 
 
 def test_model_answers_are_never_in_the_class_release():

@@ -21,7 +21,8 @@ import pytest
 import autograder as ag
 import nbgrader_helpers as h
 from autograder.grading import judge
-from autograder.grading.nbgrader_ext.add_model_answers import is_model_answer, written_answer_id
+from autograder.grading.judge import written_answer_id
+from autograder.grading.nbgrader_ext.add_model_answers import is_model_answer
 from autograder.grading.nbgrader_ext.scrub_grader_paths import grader_paths
 
 pytestmark = pytest.mark.slow

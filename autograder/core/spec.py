@@ -66,6 +66,15 @@ def speed_without_gpu(where: str, configured: str | None = None) -> str:
     return value
 
 
+def what_speed_cells_get(worth: str, assignment: str) -> str:
+    """What a grader without a GPU does with an autograded speed cell, in words, for ``worth``
+    (one of SPEED_WITHOUT_GPU but "not-applicable", which only a self-grade uses)."""
+    return {"zero": "score zero",
+            "full": "get full marks where the exercise's correctness checks pass",
+            "defer": f"score zero until `aag grade-all {assignment} --speed-only` grades them on "
+                     "a GPU machine"}[worth]
+
+
 @dataclass
 class Case:
     """One input set: the arrays, the size, and (for kernel problems) the launch shape.

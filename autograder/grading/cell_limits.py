@@ -15,17 +15,11 @@ solution's still runs; one that never ends is stopped in well under a minute on 
 from __future__ import annotations
 
 import hashlib
-import json
 from pathlib import Path
 from typing import Callable
 
 MARGIN = 10.0          # a cell may take this many times its solution's processor time
 FLOOR = 20.0           # and at least this many seconds
-
-
-def _cache_file() -> Path:
-    from autograder.machine import timing
-    return timing.cache_root() / "cell-seconds.json"
 
 
 def cache_key(source: bytes) -> str:
@@ -37,24 +31,9 @@ def cache_key(source: bytes) -> str:
 def solution_seconds(source_path: Path, measure: Callable[[], dict[str, float]]) -> dict[str, float]:
     """Processor seconds per cell id of the solution notebook at ``source_path`` on this machine:
     kept from an earlier run, else ``measure()``-d now and kept."""
-    key = cache_key(Path(source_path).read_bytes())
-    path = _cache_file()
-    try:
-        kept = json.loads(path.read_text())
-    except (OSError, ValueError):
-        kept = {}
-    if key in kept:
-        return kept[key]
-    seconds = {cell: round(float(s), 3) for cell, s in measure().items()}
-    kept[key] = seconds
-    try:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        tmp = path.with_suffix(f".{key[-16:]}.tmp")
-        tmp.write_text(json.dumps(kept, indent=1))
-        tmp.replace(path)
-    except OSError:
-        pass                    # a read-only home only costs measuring again next time
-    return seconds
+    from autograder.machine import timing
+    return timing.kept("cell-seconds.json", cache_key(Path(source_path).read_bytes()),
+                       lambda: {cell: round(float(s), 3) for cell, s in measure().items()})
 
 
 def limit(seconds: dict[str, float], cell_id: str | None, ceiling: float,

@@ -1083,6 +1083,14 @@ def grade_cells(nb) -> list[tuple[int, str, list[CheckCall]]]:
     return found
 
 
+def written_answer_id(cell) -> str | None:
+    """The grade id of a written answer (a markdown cell graded by hand), else None."""
+    meta = cell.get("metadata", {}).get("nbgrader", {})
+    if cell.get("cell_type") == "markdown" and meta.get("grade") and meta.get("solution"):
+        return meta.get("grade_id")
+    return None
+
+
 def runs_isolated(cell) -> bool:
     """Does this code cell run in a process of its own (``%%isolated``)? Then it defines nothing
     the notebook's other cells use."""

@@ -43,11 +43,11 @@ def record_self_grade(folder: Path, chapter: str, passed: dict[str, bool]) -> No
 def model_answer(answer_id: str) -> tuple[str, str] | None:
     """(chapter, model answer's text) of a written answer's grade id, from the worked solutions."""
     import nbformat
+
+    from autograder.grading.judge import written_answer_id
     for path in sorted(solutions_dir().glob("ch*/ch*.ipynb")):
         for cell in nbformat.read(str(path), as_version=4).cells:
-            meta = cell.metadata.get("nbgrader", {})
-            if (cell.cell_type == "markdown" and meta.get("grade") and meta.get("solution")
-                    and meta.get("grade_id") == answer_id):
+            if written_answer_id(cell) == answer_id:
                 return path.parent.name, cell.source
     return None
 

@@ -17,7 +17,7 @@ import statistics
 import time
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
-from typing import Callable
+from typing import Any, Callable
 
 import numpy as np
 
@@ -249,41 +249,51 @@ def cache_root() -> Path:
         os.environ.get("XDG_CACHE_HOME", os.path.expanduser("~/.cache")), "all-about-gpus"))
 
 
-def _cache_path() -> Path:
-    return cache_root() / "cpu-baselines.json"
+def kept(name: str, key: str, measure: Callable[[], Any], load: Callable[[Any], Any] = lambda v: v):
+    """A measurement made once per machine and kept: the JSON file ``cache_root() / name`` maps
+    ``key`` to what ``measure()`` returned (a JSON value), and ``load`` turns it back into what the
+    caller uses. A missing or unreadable file, or an entry ``load`` rejects (written by an older
+    version), is measured again; a home that cannot be written only costs measuring next time."""
+    path = cache_root() / name
+    try:
+        data = json.loads(path.read_text())
+    except (OSError, ValueError):
+        data = {}
+    if not isinstance(data, dict):
+        data = {}
+    if key in data:
+        try:
+            return load(data[key])
+        except (TypeError, ValueError, KeyError):
+            pass
+    data[key] = value = measure()
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        tmp = path.with_name(f"{path.name}.{os.getpid()}.tmp")
+        tmp.write_text(json.dumps(data, indent=1))
+        tmp.replace(path)
+    except OSError:
+        pass
+    return load(value)
 
 
 def time_cpu(label: str, fn: Callable[[], None], repeats: int = 5, nbytes: int = 0, flops: int = 0,
              cache_key: str | None = None) -> Stats:
     """Median wall time of ``fn()`` after one warm-up (which also JIT-compiles Numba baselines).
     With ``cache_key``, a result measured earlier on this machine is reused."""
-    path = _cache_path()
-    cache: dict = {}
-    key = f"{machine_key()}|{cache_key}" if cache_key else None
-    if key:
-        try:
-            cache = json.loads(path.read_text())
-            if key in cache:
-                return Stats(**cache[key])
-        except (OSError, ValueError, TypeError):
-            cache = {}
-    fn()
-    times = []
-    for _ in range(repeats):
-        t0 = time.perf_counter()
+    def measure() -> Stats:
         fn()
-        times.append((time.perf_counter() - t0) * 1e3)
-    stats = _summarize(label, times, nbytes, flops)
-    if key:
-        cache[key] = asdict(stats)
-        try:
-            path.parent.mkdir(parents=True, exist_ok=True)
-            tmp = path.with_suffix(".tmp")
-            tmp.write_text(json.dumps(cache, indent=1))
-            tmp.replace(path)
-        except OSError:
-            pass  # a read-only home only costs re-measuring next time
-    return stats
+        times = []
+        for _ in range(repeats):
+            t0 = time.perf_counter()
+            fn()
+            times.append((time.perf_counter() - t0) * 1e3)
+        return _summarize(label, times, nbytes, flops)
+
+    if not cache_key:
+        return measure()
+    return kept("cpu-baselines.json", f"{machine_key()}|{cache_key}", lambda: asdict(measure()),
+                load=lambda value: Stats(**value))
 
 
 def speed_blocks(n: int, threads: int) -> int:

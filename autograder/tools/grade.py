@@ -14,7 +14,7 @@ from autograder.grading import sandbox
 from autograder.tools import workspace as ws
 from autograder.grading.judge import (CHECK_KINDS, CellResult, CheckCall, Settings,
                                       Session, cells_before, grade_cells, judge_exercise, on_gpu,
-                                      parse_checks, speed_yardsticks)
+                                      parse_checks, speed_yardsticks, written_answer_id)
 
 def with_hidden(checks: list[CheckCall]) -> list[CheckCall]:
     """A learner's copy has no hidden tests (the release strips them): every visible check implies
@@ -192,9 +192,7 @@ def main(argv: list[str] | None = None) -> int:
 def _beyond_the_score(nb, skipped: dict[str, float]) -> str:
     """What the score leaves out: the written answers (graded by hand: their points, and how
     many are still unanswered) and the speed cells that need a GPU."""
-    written = [cell for cell in nb.cells if cell.cell_type == "markdown"
-               and cell.metadata.get("nbgrader", {}).get("grade")
-               and cell.metadata["nbgrader"].get("solution")]
+    written = [cell for cell in nb.cells if written_answer_id(cell)]
     text = ""
     if written:
         points = sum(float(c.metadata["nbgrader"].get("points", 0)) for c in written)

@@ -107,14 +107,6 @@ def speed_deferred(course: Path, assignment: str, student: str) -> bool:
                for r in report.values())
 
 
-def _worth_without_gpu() -> str:
-    from autograder.core.spec import speed_without_gpu
-    worth = speed_without_gpu("autograde")
-    return {"zero": "they score zero; AAG_SPEED_WITHOUT_GPU=defer leaves them for a GPU",
-            "full": "full marks where the correctness checks pass",
-            "defer": "left for a GPU: --speed-only on a GPU machine grades them"}[worth]
-
-
 def make_kit(course: Path, assignment: str, config, scratch: Path, nbgrader_args=(),
              timeout: float = 1800.0) -> tuple[batch.CourseKit, bool]:
     """The assignment's :class:`~autograder.grading.batch.CourseKit`, and whether it has speed
@@ -339,8 +331,11 @@ def main(argv: list[str] | None = None) -> int:
                 if args.speed_only:
                     print("aag grade-all --speed-only: no worker offers a GPU", file=sys.stderr)
                     return 2
-                print("no worker offers a GPU: the speed cells are graded without one "
-                      f"({_worth_without_gpu()})")
+                from autograder.core.spec import speed_without_gpu, what_speed_cells_get
+                worth = speed_without_gpu("autograde")
+                print("no worker offers a GPU: the speed cells are graded without one and will "
+                      f"{what_speed_cells_get(worth, args.assignment)} (AAG_SPEED_WITHOUT_GPU: "
+                      "zero, full or defer)")
             kit_future = client.scatter(kit, broadcast=True)
             run = secrets.token_hex(4)      # task keys unique to this run (a shared scheduler)
             futures = {}

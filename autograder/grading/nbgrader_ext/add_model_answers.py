@@ -15,16 +15,16 @@ missing. Running the step twice adds nothing the second time.
 
 from __future__ import annotations
 
-import os
-from pathlib import Path
 from typing import Tuple
 
 from nbconvert.exporters.exporter import ResourcesDict
 from nbformat.notebooknode import NotebookNode
 from nbformat.v4 import new_markdown_cell
 
-from nbgrader import utils
 from nbgrader.preprocessors import NbGraderPreprocessor
+
+from autograder.grading.judge import written_answer_id
+from autograder.grading.nbgrader_ext.execute_guarded import source_notebook
 
 # The first line of every model-answer cell: how HideModelAnswers and a second run find them.
 MARKER = "<!-- aag: model answer for the grader -->"
@@ -32,13 +32,6 @@ MARKER = "<!-- aag: model answer for the grader -->"
 
 def is_model_answer(cell) -> bool:
     return cell.cell_type == "markdown" and cell.source.startswith(MARKER)
-
-
-def written_answer_id(cell) -> str | None:
-    """The grade id of a written answer: a markdown cell graded by hand."""
-    if cell.cell_type == "markdown" and utils.is_grade(cell) and utils.is_solution(cell):
-        return cell.metadata["nbgrader"].get("grade_id")
-    return None
 
 
 def model_answer_cell(grade_id: str, answer: str) -> NotebookNode:
@@ -53,10 +46,8 @@ class AddModelAnswers(NbGraderPreprocessor):
     def preprocess(self, nb: NotebookNode, resources: ResourcesDict) -> Tuple[NotebookNode, ResourcesDict]:
         import nbformat
 
-        info = resources.get("nbgrader") or {}
-        root = Path(self.config.get("CourseDirectory", {}).get("root") or os.getcwd())
-        source = root / "source" / str(info.get("assignment")) / f"{info.get('notebook')}.ipynb"
-        if not source.is_file():
+        source = source_notebook(self.config, resources)
+        if source is None:
             return nb, resources
         answers = {}
         for cell in nbformat.read(str(source), as_version=4).cells:

@@ -59,6 +59,18 @@ from nbgrader.preprocessors import Execute
 from autograder.grading import cell_limits, sandbox
 
 
+def source_notebook(config, resources: dict) -> Optional[Path]:
+    """The instructor's version of the notebook being graded (solutions and hidden tests in):
+    ``source/<assignment>/<notebook>.ipynb`` in the course folder, or None where there is none
+    (a notebook run outside nbgrader's autograde)."""
+    info = resources.get("nbgrader") or {}
+    if not info.get("assignment") or not info.get("notebook"):
+        return None
+    root = Path(config.get("CourseDirectory", {}).get("root") or os.getcwd())
+    source = root / "source" / info["assignment"] / f"{info['notebook']}.ipynb"
+    return source if source.is_file() else None
+
+
 class _CellTimedOut(Exception):
     """Raised out of nbclient's reply loop when a cell passes its timeout.
 
@@ -154,12 +166,8 @@ class ExecuteGuarded(Execute):
     def _solution_seconds(self, resources: dict) -> Optional[dict]:
         """Processor seconds per cell of the assignment's solution on this machine (None when
         the source notebook is not there, e.g. a notebook executed outside nbgrader)."""
-        info = resources.get("nbgrader") or {}
-        if not info.get("assignment") or not info.get("notebook"):
-            return None
-        root = Path(self.config.get("CourseDirectory", {}).get("root") or os.getcwd())
-        source = root / "source" / info["assignment"] / f"{info['notebook']}.ipynb"
-        if not source.is_file():
+        source = source_notebook(self.config, resources)
+        if source is None:
             return None
         return cell_limits.solution_seconds(source, lambda: self._measure(source))
 

@@ -137,11 +137,9 @@ class JudgeSubmission(NbGraderPreprocessor):
         if not speed:
             return
         JudgeSubmission._told.add(assignment)
+        from autograder.core.spec import what_speed_cells_get
         points = sum(p for _, p in speed)
-        worth = {"zero": "score zero",
-                 "full": "get full marks where the exercise's correctness checks pass",
-                 "defer": f"score zero until `aag grade-all {assignment} --speed-only` grades "
-                          "them on a GPU machine"}[settings.speed_without_gpu]
+        worth = what_speed_cells_get(settings.speed_without_gpu, assignment)
         self.log.warning(
             "No GPU on this grader: the %g speed points of each %s submission (%s) will %s. "
             "Choose with c.JudgeSubmission.speed_without_gpu or AAG_SPEED_WITHOUT_GPU "

@@ -104,11 +104,11 @@ def _refuse_an_empty_launch(grid, block) -> None:
     and why it usually happens."""
     if grid is None or block is None:
         return                          # the simulator's own error about a missing configuration
-    grid_t, block_t = (tuple(d) if isinstance(d, (tuple, list)) else (d,) for d in (grid, block))
-    if 0 in grid_t or 0 in block_t:
-        what = "0 blocks" if 0 in grid_t else "blocks of 0 threads"
+    # both are (x, y, z) already: the simulator normalizes them when the launch is configured
+    if 0 in grid or 0 in block:
+        what = "0 blocks" if 0 in grid else "blocks of 0 threads"
         raise ValueError(
-            f"launched {what} (grid {grid_t}, block {block_t}): nothing runs, and a GPU refuses "
+            f"launched {what} (grid {grid}, block {block}): nothing runs, and a GPU refuses "
             "such a launch. A grid of n // threads is 0 when n < threads: round up, "
             "(n + threads - 1) // threads.")
 
