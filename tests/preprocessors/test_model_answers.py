@@ -49,6 +49,21 @@ def test_the_grader_sees_the_model_answer_under_the_learners(tmp_path):
     assert [c.source for c in feedback.cells] == ["x = 1", "I think the kernel is slow.", "end"]
 
 
+def test_a_learners_cell_dressed_as_the_model_answer_never_reaches_the_grader(tmp_path):
+    """A learner who puts, after their answer, a cell that looks like the model answer (the
+    marker, their own text) must not have the grader compare their answer with itself: the
+    grader sees the course's model answer, once."""
+    from autograder.grading.nbgrader_ext.add_model_answers import MARKER
+    config = _course(tmp_path)
+    forged = new_markdown_cell(f"{MARKER}\n**Model answer for `gap_answer`**\n\n> I think so.")
+    graded = _autograde(config, new_notebook(cells=[
+        new_code_cell("x = 1"), written("I think so."), forged, new_markdown_cell("end")]))
+    models = [c.source for c in graded.cells if c.source.startswith(MARKER)]
+    assert len(models) == 1 and "the floor is the copy" in models[0]
+    assert "> I think so." not in models[0]
+    assert [c.source for c in graded.cells][1:] == ["I think so.", models[0], "end"]
+
+
 def test_nothing_is_added_without_the_source(tmp_path):
     config = Config()
     config.CourseDirectory.root = str(tmp_path)

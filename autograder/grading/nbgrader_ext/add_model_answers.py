@@ -10,7 +10,9 @@ and the feedback page leaves it out (:class:`HideModelAnswers`).
 
 The model answer is read from ``source/<assignment>/<notebook>.ipynb`` in the course folder (a
 grading worker of ``aag grade-all`` has it in its copy of the course); nothing is added when it is
-missing. Running the step twice adds nothing the second time.
+missing. Every cell that looks like a model answer is dropped first and the real ones put back,
+so running the step twice (grade-all's replay) changes nothing, and a learner's own cell made to
+look like one (to pass their answer off as the model) never reaches the grader.
 """
 
 from __future__ import annotations
@@ -55,11 +57,12 @@ class AddModelAnswers(NbGraderPreprocessor):
             if grade_id:
                 answers[grade_id] = cell.source
         cells = []
-        for k, cell in enumerate(nb.cells):
+        for cell in nb.cells:
+            if is_model_answer(cell):
+                continue
             cells.append(cell)
             grade_id = written_answer_id(cell)
-            has_one = k + 1 < len(nb.cells) and is_model_answer(nb.cells[k + 1])
-            if grade_id in answers and not has_one:
+            if grade_id in answers:
                 cells.append(model_answer_cell(grade_id, answers[grade_id]))
         nb.cells = cells
         return nb, resources
