@@ -70,3 +70,16 @@ def test_check_failure_names_size_and_element():
         problem.check(fn)
     text = str(info.value)
     assert "n = " in text and "expected" in text and "got" in text and "`out`[" in text
+
+
+def test_a_hang_is_remembered_for_that_submission_only(monkeypatch):
+    """A hang is remembered so that it costs one timeout; once that submission is gone, a new one
+    that happens to get its id (CPython reuses them) must still be run, never called hung."""
+    from autograder.grading import problem as problem_module
+    problem, fn, _ = CASES["add_vectors_ok"]
+    stale = (object(), "the run was stopped after 3 s (it hung on an earlier case too)")
+    monkeypatch.setitem(problem_module._hung_submissions, id(fn), stale)
+    outcome = problem.run(fn, problem.cases()[0])
+    assert outcome.error is None, outcome.error
+    monkeypatch.setitem(problem_module._hung_submissions, id(fn), (fn, stale[1]))
+    assert problem.run(fn, problem.cases()[0]).error_kind == "hang"

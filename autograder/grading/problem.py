@@ -39,7 +39,9 @@ class _Hung(Exception):
     pass
 
 
-_hung_submissions: dict[int, str] = {}   # id(submission) -> message, so a hang costs one timeout
+# id(submission) -> (submission, message), so a hang costs one timeout. The submission itself is
+# kept: were it freed, a later submission could get its id and be called hung without a run.
+_hung_submissions: dict[int, tuple] = {}
 
 
 class Problem:
@@ -186,15 +188,15 @@ class Problem:
     def run(self, submission: Callable, case: Case) -> Outcome:
         """Run the submission on one case with poisoned outputs; return what came back."""
         hung = _hung_submissions.get(id(submission))
-        if hung:
-            return Outcome(error=hung, error_kind="hang")
+        if hung and hung[0] is submission:
+            return Outcome(error=hung[1], error_kind="hang")
         if not device.current().is_gpu and hasattr(os, "fork") and not os.environ.get("AAG_NO_FORK"):
             outcome = _run_forked(lambda: self.run_here(submission, case), self.time_limit(case))
         else:
             outcome = self.run_here(submission, case)
         if outcome.error_kind == "hang":
-            _hung_submissions[id(submission)] = (
-                f"{outcome.error} (it hung on an earlier case too, so it was not run again)")
+            _hung_submissions[id(submission)] = (submission, (
+                f"{outcome.error} (it hung on an earlier case too, so it was not run again)"))
         return outcome
 
     def _recorder(self, submission, args: dict, must: dict):
