@@ -29,18 +29,20 @@ variants, ``notebook.py`` the bank-conflict count the notebook runs.
 """
 
 from autograder.problems.ch06.notebook import bank_conflicts, bank_table
-from autograder.problems.ch06.references import plain_register_tiled, plain_transpose
+from autograder.problems.ch06.references import plain_transpose, tuned_register_tiled
 from autograder.problems.ch06.specs import (SPEED_TRANSPOSE, matmul_register_tiled,
                                             sectors_per_warp, sectors_spec, transpose_naive,
                                             transpose_tiled)
 
 __all__ = ["PROBLEMS", "SPEED_TRANSPOSE", "bank_conflicts", "bank_table", "matmul_register_tiled",
-           "sectors_per_warp", "sectors_spec", "transpose_naive", "transpose_tiled"]
+           "sectors_per_warp", "sectors_spec", "transpose_naive", "transpose_tiled",
+           "tuned_register_tiled"]
 
 PROBLEMS = (transpose_naive, sectors_per_warp, transpose_tiled, matmul_register_tiled)
 
 BENCH_VARIANTS = {
     "transpose_tiled": {"exercise solution (signed indices)": plain_transpose(True),
                         "unpadded 32 × 32 tile (bank conflicts)": plain_transpose(False)},
-    "matmul_register_tiled": {"exercise solution (signed indices, BK = 8)": plain_register_tiled},
+    "matmul_register_tiled": {"tuned (128-bit shared loads, BK = 16, unsigned indices; ungraded)":
+                              tuned_register_tiled},
 }

@@ -8,7 +8,7 @@ import numpy as np
 from autograder.grading.problem import Baseline, Problem, Sizes, SpeedBar
 from autograder.problems.ch03 import BLOCK_SHAPES, VISIBLE_BLOCK
 from autograder.problems.ch06.references import (BM, BN, MATMUL_BLOCK, TILE, TRANSPOSE_BLOCK,
-                                                 cupy_transpose, reference_register_tiled,
+                                                 cupy_transpose, plain_register_tiled,
                                                  reference_transpose_naive,
                                                  reference_transpose_tiled)
 from autograder.problems.kit.baselines import njit_on_first_call
@@ -228,17 +228,20 @@ matmul_register_tiled = Problem(
                     hidden=((70, 9, 5), (3, 17, 1)), hidden_random=(3, 1, 1200),
                     speed=SPEED_MATMUL),
     bytes_moved=matmul_bytes_moved, flops=matmul_flops, baselines=MATMUL_BASELINES,
-    reference=reference_register_tiled, speed_inputs=matmul_speed_inputs,
+    reference=plain_register_tiled, speed_inputs=matmul_speed_inputs,
     sample_spec=matmul_sample,
     speed_launch=lambda s: (_register_blocks(s, MATMUL_BLOCK), MATMUL_BLOCK),
     vendor=cupy_matmul, vendor_label="CuPy matmul (cuBLAS SGEMM)",
-    # On the H200 (docs/benchmarks.md) the reference ran 4096³ in 4.76 ms (28.9 TFLOP/s, 56% of
-    # cuBLAS) and the exercise's plain solution in 19.9 ms: 0.24 of the reference, still 1.4×
-    # chapter 5's tiled kernel and 4× NumPy on 32 cores. The plain solution: 152 registers, 16 LDS
-    # and ~104 instructions per 64 FFMA in its inner loop, its tile loads two at a time; the
-    # reference: 128 registers, 4 LDS.128 and ~89 instructions per 64 FFMA, 16 tile loads issued
-    # back to back (SASS, sm_90). The bar asks for what the plain algorithm gives, not the tricks.
-    speed=SpeedBar(min_fraction_of_reference=0.2, baseline="numpy", min_speedup=3.0),
+    # The bar is set against the plain algorithm the exercise asks for (signed indices, an 8-deep
+    # K tile: the model solution), not against the tuned kernel of the chapter's checklist, which
+    # uses what the chapter teaches only after the exercise (128-bit shared loads, a 16-deep tile,
+    # unsigned indices) and runs about 4× faster: on the H200 (docs/benchmarks.md) 4.76 ms for
+    # 4096³ against the plain solution's 19.9–20.4 ms, whose ratio to the tuned kernel, 0.23–0.24,
+    # sat too close to any bar below it. The tuned kernel is a bench row (BENCH_VARIANTS) and a row
+    # of the chapter's chart, ungraded. A plain solution times like its reference (ratio ~1); 0.75
+    # leaves room for a slower but honest layout while chapter 5's one-element-per-thread speed
+    # (27.3 ms on the H200, 0.73 of the plain kernel) stays below it.
+    speed=SpeedBar(min_fraction_of_reference=0.75, baseline="numpy", min_speedup=3.0),
     size_label=lambda s: f"A {s[0]} × {s[1]} times B {s[1]} × {s[2]}",
     value_hint=("a thread's element (i, j) of its 8 × 8 tile is C[blockIdx.y·64 + ty + 8·i, "
                 "blockIdx.x·64 + tx + 8·j]: check the same mapping in the loads from shared "
