@@ -379,16 +379,14 @@ ag.problems.ch07.conv2d_constant.check_hidden(make_conv2d_constant)
 # is the **halo**; the input tiles of neighbouring blocks overlap on their halos, so halo pixels
 # are loaded by several blocks. PMPP's design, the one you will write:
 #
-# 1. Blocks of `in_tile × in_tile` threads, **one thread per input-tile pixel**. Block `(bx, by)`
-#    owns the output tile that starts at row `by · out_tile` and column `bx · out_tile`; its input
-#    tile starts `r` rows above and `r` columns to the left of that. Thread `(tx, ty)` loads
-#    `image[by · out_tile + ty − r, bx · out_tile + tx − r]` into `tile[ty, tx]`, or stores **0**
-#    when that pixel is outside the image (a ghost cell).
-# 2. `cuda.syncthreads()`: the tile is complete before anyone reads it.
-# 3. The threads with `r ≤ tx < r + out_tile` and `r ≤ ty < r + out_tile` (the inner
-#    `out_tile × out_tile` of the block) each compute the output pixel at the position of the
-#    pixel they loaded, from the tile alone, `Σ Fc[a, b] · tile[ty − r + a, tx − r + b]`, and store
-#    it if that pixel is inside the image. The halo threads only load.
+# 1. Blocks of `in_tile × in_tile` threads, **one thread per input-tile pixel**: each thread
+#    loads its pixel of the input tile into shared memory, or **0** where that pixel lies outside
+#    the image (a ghost cell). Which pixel is that? Block `(bx, by)` owns one output tile, and its
+#    input tile sticks out by `r` on every side of it.
+# 2. A barrier: the tile is complete before anyone reads it.
+# 3. The threads of the inner `out_tile × out_tile` square of the block each compute the output
+#    pixel at the position of the pixel they loaded, from the tile alone, and store it if it is
+#    inside the image. The halo threads only load.
 #
 # One barrier is enough: the tile is written once, then only read, and no later phase overwrites
 # it (unlike chapter 5's loop over tiles).

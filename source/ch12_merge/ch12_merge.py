@@ -128,10 +128,13 @@ for row in cpu_rows:
 # Write the device function `co_rank(k, A, m, B, n)`: the number `i` of keys of `A` among the first
 # `k` keys of the stable merge of `A[:m]` and `B[:n]` (`0 <= k <= m + n`). Use only the first `m`
 # keys of `A` and `n` of `B` (later `A` and `B` will be tiles in shared memory, only partly
-# filled). A binary search, as above: start with `lo = max(0, k − n)` and `hi = min(k, m)`; while
-# `lo < hi`, try `i = (lo + hi) // 2`: if `A[i] <= B[k − i − 1]`, then `lo = i + 1`, else
-# `hi = i`; return `lo`. Roughly 9 lines. It must be a **device function**
-# (`@cuda.jit(device=True)`): kernels call it and use the value it returns.
+# filled). Constraints: about `log₂ min(m, n)` steps, not `k` (a thread of the merge kernels calls
+# it once, on keys it would take too long to walk), no array of its own, and ties broken as the
+# stable merge breaks them (an `A` key before an equal `B` key). The search above is the
+# algorithm; the code is yours: the range to search, the test of a candidate with its edge cases
+# (`i = m`, `j = 0`), and a loop that ends on the co-rank itself, not one off. The hints have it
+# step by step. Roughly 9 lines. It must be a **device function** (`@cuda.jit(device=True)`): kernels call it and use the
+# value it returns.
 #
 # **What the check does.** A kernel of the course calls your function once per thread, each
 # thread a different `k`, and compares every answer with the exact co-rank (no tolerance: it is an
