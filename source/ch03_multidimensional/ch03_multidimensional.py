@@ -397,11 +397,8 @@ ag.problems.ch03.matmul_naive.check_hidden(matmul_kernel)
 # does 5 floating-point operations per pixel and moves 16 bytes (12 read, 4 written): a GPU does
 # tens of trillions of operations per second but moves only a few trillion bytes, so the bytes
 # decide. Every pixel has to come in from memory once and go out once, and nothing crosses the
-# memory bus faster than its **bandwidth** (bytes per second):
-#
-# ```
-# time ≥ height · width · (bytes read per pixel + bytes written per pixel) / bandwidth
-# ```
+# memory bus faster than its **bandwidth** (bytes per second). Those two facts are enough to put a
+# floor under the kernel's time; turning them into a formula is the exercise below.
 #
 # The blur reads 25 pixels per output pixel at radius 2, but its neighbours read the same ones:
 # if the caches keep them (they mostly do), each pixel still crosses the bus once, and the bound
@@ -411,14 +408,16 @@ ag.problems.ch03.matmul_naive.check_hidden(matmul_kernel)
 #
 # Write `image_time_bound(height, width, bytes_in, bytes_out, bandwidth)`: ints for the image's
 # sides and the bytes read and written per pixel, a float for the bandwidth in bytes per second.
-# Return the bound in **seconds** as a float. One line.
+# Return the least time a one-pass image kernel can take, in **seconds**, as a float. Derive it
+# from the two facts above; check its units (bytes over bytes per second) before you run the
+# check. One line.
 #
 # **Predict first, by hand**: for the speed tests' 4097 × 8191 image on an H200 (4.8 TB/s), how
 # many microseconds at least for the gray conversion? For the blur?
 #
 # **What the check does.** It calls your function on 6 sets of values (the first two are the
 # questions above, then a one-pixel image), and the hidden tests on 200 random ones (sides up to
-# 20,000, 30 GB/s to 10 TB/s); results are compared with the formula in float64, to a few
+# 20,000, 30 GB/s to 10 TB/s); results are compared with the bound computed in float64, to a few
 # roundings.
 
 # %% nbgrader={"grade": false, "grade_id": "image_time_bound_solution", "locked": false, "schema_version": 3, "solution": true, "task": false}

@@ -338,22 +338,16 @@ except ag.timing.NeedsGPU as why:
 # ## Predict: two floors under a merge's time
 #
 # Whatever the kernel, a merge must **move its bytes**: read every key (`key_reads` times, if a
-# kernel reads keys more than once), write `C` and `src`. That is one floor:
-# `(4 · key_reads + 8) · (m + n) / bandwidth`.
+# kernel reads keys more than once; 4 bytes each) and write `C` (4-byte floats) and `src` (4-byte
+# ints), all through a memory bus of `bandwidth` bytes per second. That is one floor.
 #
 # The basic kernel has a second one. A thread's work is a **chain**: its two co-rank searches take
-# `steps = ceil(log2(min(m, n) + 1))` steps each, and each step's loads depend on the previous
-# step's comparison; then its merge loop makes `E` more loads (`E` outputs per thread), each
-# depending on the comparison before it. If each link of the chain waits `latency` seconds for
-# memory, one thread needs `(2 · steps + E) · latency`. A GPU runs at most `resident_threads` at
-# once, so the `ceil((m + n) / E)` threads run in `ceil(threads / resident_threads)` **waves**, one
-# after the other. The second floor is `waves · (2 · steps + E) · latency`, and the time is at
-# least the larger of the two:
-#
-# ```
-# time ≥ max( (4·key_reads + 8)·(m + n) / bandwidth ,
-#             ceil(ceil((m + n) / E) / resident_threads) · (2·steps + E) · latency )
-# ```
+# `ceil(log2(min(m, n) + 1))` steps each, and each step's loads depend on the previous step's
+# comparison; then its merge loop makes `E` more loads (`E` outputs per thread), each depending on
+# the comparison before it. Each link of the chain waits `latency` seconds for memory. A GPU runs
+# at most `resident_threads` threads at once, so the `m + n` outputs, `E` per thread, are computed
+# in **waves** of threads, one wave after the other. That is the second floor, and the time is at
+# least the larger of the two. Writing both down is Exercise 12.3.
 #
 # Few outputs per thread means many threads and many waves, each paying for two whole searches;
 # many outputs per thread means few waves, but long merge loops. For the tiled kernels below, the
@@ -370,7 +364,9 @@ except ag.timing.NeedsGPU as why:
 #
 # Write `merge_time_bound(m, n, outputs_per_thread, key_reads, bandwidth, latency,
 # resident_threads)`: `m`, `n`, `outputs_per_thread` and `resident_threads` are Python ints, the
-# others Python floats. Return the bound above, in **seconds**. Roughly 6 lines (`ceil(log2(x + 1))`
+# others Python floats. Return the larger of the two floors above, in **seconds**, derived from
+# their descriptions (count what one thread waits for, then how many waves there are; a last
+# wave that is only partly full still takes a whole chain). Roughly 6 lines (`ceil(log2(x + 1))`
 # of an int `x` is `x.bit_length()`; `-(-a // b)` is `ceil(a / b)` for ints).
 #
 # **Predict first, by hand** (then let your function check you): for `m = n = 2²⁷`, with the
@@ -383,7 +379,7 @@ except ag.timing.NeedsGPU as why:
 # circular-buffer kernels; then an empty `A` and a single key) and the hidden tests on 200 random
 # ones (up to 3 × 10⁹ keys per array, one of them sometimes empty, 1 to 2048 outputs per thread,
 # bandwidths from 30 GB/s to 10 TB/s, latencies from 1 ns to 3 µs or 0). Results are compared with
-# the formula in float64, allowing a few roundings.
+# the bound computed in float64, allowing a few roundings.
 
 # %% nbgrader={"grade": false, "grade_id": "merge_time_bound_solution", "locked": false, "schema_version": 3, "solution": true, "task": false}
 def merge_time_bound(m, n, outputs_per_thread, key_reads, bandwidth, latency, resident_threads):
