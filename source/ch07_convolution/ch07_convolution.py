@@ -577,14 +577,18 @@ except SharedMemoryRace as race:
 # ## Predict: what each kernel would move without caches
 #
 # Four counts, per output pixel, in float32 (4 bytes), for an `H × W` image and a radius-`r`
-# filter, **assuming that no load is ever served by a cache**: every load goes to DRAM.
+# filter, **assuming that no load is ever served by a cache**: every load goes to DRAM. What each
+# kernel loads, in words; the counts are yours to work out:
 #
-# | kernel | loads per output pixel | bytes per output pixel, with its store |
-# |---|---|---|
-# | basic (7.1) | `(2r + 1)²` from the image, `(2r + 1)²` from `F` | `4 · (2 (2r + 1)² + 1)` |
-# | constant (7.2) | `(2r + 1)²` from the image (the weights come from the constant cache: not counted) | `4 · ((2r + 1)² + 1)` |
-# | tiled (7.3) | `in_tile² / out_tile²` from the image | `4 · (in_tile² / out_tile² + 1)` |
-# | ideal | every pixel read once | `4 · (1 + 1) = 8` |
+# - **basic (7.1)**: every tap of the window reads one pixel of the image and one weight of `F`
+#   from global memory;
+# - **constant (7.2)**: the same image reads, but the weights come from the constant cache (do
+#   not count them);
+# - **tiled (7.3)**: each block loads its whole input tile once, halo included, and computes the
+#   outputs of its output tile from it;
+# - **ideal**: every pixel of the image read once.
+#
+# Every kernel also stores its output pixel once.
 #
 # For the tiled count take `H` and `W` to be multiples of `out_tile` (so every block is full) and
 # ignore the ghost cells. Multiply by `H · W` for the bytes. All four do the same arithmetic:
@@ -597,7 +601,8 @@ except SharedMemoryRace as race:
 # Write `conv_time_bounds(height, width, r, in_tile, peak_flops, bandwidth)`: `height`, `width`,
 # `r` and `in_tile` are Python ints, `peak_flops` (FLOP/s) and `bandwidth` (bytes/s) Python
 # floats. Return a tuple of four floats, the lower bounds in **seconds** of
-# `(basic, constant, tiled, ideal)`, each counted as in the table. Roughly 6 lines.
+# `(basic, constant, tiled, ideal)`, each from the bytes you counted above and the arithmetic.
+# Roughly 6 lines.
 #
 # **Predict first, by hand** (then let your function check you): on the H200-like device of
 # chapter 5 (67 TFLOP/s float32, 4.8 TB/s) and the speed test's 8191 × 8193 image, with a 5 × 5
@@ -609,7 +614,7 @@ except SharedMemoryRace as race:
 # device on 8191 × 8193 with r = 2 and 32 × 32 tiles, r = 1 with 16 × 16, r = 7 with 32 × 32; then
 # a one-pixel image), and the hidden tests on 200 random ones (sides up to 16384, r from 1 to 7,
 # `in_tile` 8, 16 or 32 and larger than 2r, 0.1 to 300 TFLOP/s, 30 GB/s to 10 TB/s). Each of the
-# four results is compared with the formula in float64, allowing a few roundings: any
+# four results is compared with the bound computed in float64, allowing a few roundings: any
 # algebraically equal formula passes; a number rounded by hand does not.
 
 # %% nbgrader={"grade": false, "grade_id": "conv_time_bounds_solution", "locked": false, "schema_version": 3, "solution": true, "task": false}
