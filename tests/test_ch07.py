@@ -659,3 +659,27 @@ def test_allclose_harnesses_pass_correct_code_and_fail_a_bug():
     assert not _allclose_conv2d_tiled(_tiled_variant(shift=False))
     assert _allclose_conv_time_bounds(bounds_ok)
     assert not _allclose_conv_time_bounds(_bounds_variant("sum"))
+
+
+def test_the_chapter_quotes_the_h200_run_it_draws():
+    """The text beside the recorded chart quotes that chart's times (basic, constant-memory, tiled,
+    reference, copy) and never says a kernel the chart shows was not timed."""
+    import re
+    from pathlib import Path
+    recorded = ag.experiments.recorded("h200_ch07_conv2d")
+    ms = {row["label"]: row["ms"] for row in recorded["rows"] + recorded["reference"]}
+    text = (Path(__file__).resolve().parents[1] / "source/ch07_convolution/ch07_convolution.py"
+            ).read_text()
+    text = re.sub(r"\s+", " ", re.sub(r"(?m)^# ?", "", text))
+    assert "not timed" not in text
+    quoted = {"basic (7.1)": r"the basic kernel ([\d.]+) ms",
+              "constant (7.2)": r"the constant-memory kernel ([\d.]+) ms",
+              "tiled (7.3), 32 × 32": r"the tiled kernel \(32 × 32 tiles\) ([\d.]+) ms",
+              "course reference": r"the course reference ([\d.]+) ms",
+              "copy ceiling (cudaMemcpy device to device)": r"a copy of the same bytes ([\d.]+) ms"}
+    for label, pattern in quoted.items():
+        found = re.findall(pattern, text)
+        assert found, f"the text does not quote {label}"
+        for number in found:
+            decimals = len(number.split(".")[1])
+            assert abs(float(number) - ms[label]) <= 0.5 * 10 ** -decimals, (label, number)

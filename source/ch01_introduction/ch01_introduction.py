@@ -73,15 +73,18 @@ del x, y, z
 
 # %% [markdown]
 # Now the same kind of number for a data-centre GPU. The bars below separate what we **measured**
-# on the course's H200 machine (one NVIDIA H200 and a 16-core host CPU) from what the **datasheet**
+# on the course's H200 machine (one NVIDIA H200 and a 32-core host CPU) from what the **datasheet**
 # promises; the first bar is yours, measured just now. Both axes are logarithmic: every grid line
 # is ten times the one before.
 
 # %%
+from autograder.data import device_facts     # the figures measured on the course's H200
+
 fig, (left, right) = plt.subplots(1, 2, figsize=(12, 3.8))
 CPU, GPU = "#7a9cc6", "#76b041"
 
-units = [("host CPU cores\n(our H200 machine)", 16, CPU, "16"),
+host_cores = int(device_facts.value("host_cores"))
+units = [("host CPU cores\n(our H200 machine)", host_cores, CPU, str(host_cores)),
          ("H200 SMs\n(datasheet)", 132, GPU, "132"),
          ("H200 threads resident\nat once (132 × 2048)", 132 * 2048, GPU, "270,336")]
 for k, (label, value, color, text) in enumerate(units):
@@ -95,8 +98,10 @@ left.set_xlabel("count")
 left.set_title("How much runs at once")
 
 bandwidth = [("NumPy add, 1 core\n(measured: your machine)", cpu_add.gbps, CPU, ""),
-             ("NumPy add, 1 core\n(measured: our H200 machine)", 8.2, CPU, ""),
-             ("H200 device-to-device copy\n(measured: our H200 machine)", 4170, GPU, ""),
+             ("NumPy add, 1 core\n(measured: our H200 machine)",
+              device_facts.value("numpy_add_one_core"), CPU, ""),
+             ("H200 device-to-device copy\n(measured: our H200 machine)",
+              device_facts.value("copy_ceiling"), GPU, ""),
              ("H200 HBM3e memory\n(datasheet)", 4800, GPU, "//")]
 for k, (label, value, color, hatch) in enumerate(bandwidth):
     right.barh(k, value, color=color, hatch=hatch, edgecolor="white" if hatch else None)
@@ -115,7 +120,7 @@ plt.show()
 # An SM (*streaming multiprocessor*) is the GPU's unit of execution, closer to a CPU core than a
 # single lane is: each H200 SM runs 128 float32 lanes and keeps up to 2048 threads resident so it
 # always has some whose data is ready. The right panel is the one that matters for this chapter's
-# kernels: a GPU's memory moves data about **500 times faster** than one CPU core running NumPy.
+# kernels: a GPU's memory moves data about **450 times faster** than one CPU core running NumPy.
 # A kernel that only streams data (like the SAXPY you will write) can go that much faster, but only
 # for the part of the program it replaces. How much that is worth for the whole program is the
 # next question.

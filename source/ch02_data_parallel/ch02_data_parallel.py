@@ -11,7 +11,8 @@
 #   blocks cover `n` elements, and keep the extra threads from writing where they must not.
 # - Write a **grid-stride loop**, so one launch of any size handles an array of any length.
 # - Say, with your own measurements, **when the GPU loses to the CPU**: a vector addition moves 12
-#   bytes for every single addition, and a copy across PCIe is far slower than the GPU's memory.
+#   bytes for every single addition, and getting those bytes onto the GPU costs far more than
+#   adding them there. Measure what that copy costs, and how to make it cheaper.
 #
 # Run the first cell before anything else: importing `autograder` picks the backend (an NVIDIA
 # GPU, an AMD GPU, or CPU mode with the CUDA simulator) before Numba loads its CUDA target.
@@ -207,12 +208,78 @@ for r in rows:
 # Read the plot from left to right. For small `n` every GPU line is flat: each call costs tens of
 # microseconds whatever it does (Numba's launch from Python, then the copies' own fixed costs),
 # so the CPU wins by far. For large `n`, the kernel alone is hundreds of times faster than
-# NumPy, but **with the copies the GPU only about ties with one CPU core**: moving 12 bytes per
-# element over PCIe takes about as long as adding them on the CPU. On the course's H200, at
-# n = 2²⁸, the kernel took about 0.93 ms, the same call with copies about 355 ms, and NumPy about
-# 440 ms. A GPU pays off when data stays on it across many kernels, or when each byte feeds many
-# operations. Vector addition does one addition per 12 bytes; later chapters reach hundreds of
-# operations per byte.
+# NumPy, but **with the copies the GPU only about ties with one CPU core**. On the course's H200,
+# at n = 2²⁸, the kernel took about 0.93 ms, the same call with copies about 355 ms, and NumPy
+# about 440 ms. A GPU pays off when data stays on it across many kernels, or when each byte feeds
+# many operations. Vector addition does one addition per 12 bytes; later chapters reach hundreds
+# of operations per byte.
+#
+# **What made the copies slow.** They moved 3.2 GB (`x` and `y` in, `out` back) in about 354 ms:
+# with a pageable source and a fresh allocation each call, about 9.1 GB/s. That is not the
+# link's limit: the figure above gives PCIe 5.0 x16 about 64 GB/s each way, and a Grace Hopper
+# board's NVLink-C2C is faster still. Two things the call did cost more than the link:
+#
+# - **Pageable host memory.** A NumPy array lives in ordinary, *pageable* memory, which the
+#   operating system may move or swap out, so the GPU's copy engine cannot read it directly. The
+#   driver first copies each piece, with the CPU, into a *pinned* (page-locked) staging buffer,
+#   and the copy engine transfers it from there: the CPU's own copying sets the pace. Memory
+#   allocated pinned in the first place skips that step ("page-locked host memory" in the CUDA C++
+#   Programming Guide; the CUDA C++ Best Practices Guide: "page-locked or pinned memory transfers
+#   attain the highest bandwidth between the host and the device"). In Numba:
+#   `cuda.pinned_array(shape, dtype)`.
+# - **A fresh device allocation each call.** `cuda.to_device(x)` allocates new device memory for
+#   every array it copies (1 GiB each here), and the arrays are freed again afterwards. The Best
+#   Practices Guide calls allocating and freeing device memory "expensive operations" and advises
+#   reusing it: allocate once and copy into it, `cuda.to_device(host, to=d)` or
+#   `d.copy_to_device(host)`.
+#
+# The cell below measures both on your GPU: 256 MiB copied from a pageable array into a fresh
+# device array, then from a pinned array into a device array allocated once, each timed with CUDA
+# events after a warm-up (the median of 5 copies). The course's runs did not time the pinned copy:
+# your run shows what it gains on your machine.
+
+# %%
+def host_to_device_rates(n, repeats=5):
+    """GB/s of two ways to copy n float32 values to the device: from a pageable NumPy array into
+    a freshly allocated device array, and from a pinned array into one allocated once."""
+    x = np.random.default_rng(1).standard_normal(n, dtype=np.float32)
+    pinned = cuda.pinned_array(n, dtype=np.float32)
+    pinned[:] = x
+    d_once = cuda.device_array(n, dtype=np.float32)
+    ways = {"pageable, fresh allocation": lambda: cuda.to_device(x),
+            "pinned, allocated once": lambda: cuda.to_device(pinned, to=d_once)}
+    rates = {}
+    for label, copy in ways.items():
+        copy()                                     # warm-up: the driver's first use of each path
+        cuda.synchronize()
+        times_ms = []
+        for _ in range(repeats):
+            if ag.backend.is_gpu:
+                start, end = cuda.event(), cuda.event()
+                start.record()
+                copy()
+                end.record()
+                end.synchronize()
+                times_ms.append(cuda.event_elapsed_time(start, end))
+            else:                                  # the simulator has no events: a wall clock
+                t0 = time.perf_counter()
+                copy()
+                times_ms.append((time.perf_counter() - t0) * 1e3)
+        rates[label] = 4 * n / (float(np.median(times_ms)) * 1e-3) / 1e9
+    return rates
+
+
+n_copy = (1 << 26) if ag.backend.is_gpu else (1 << 16)
+rates = host_to_device_rates(n_copy)
+for label, gbps in rates.items():
+    print(f"{label:28s} {gbps:8.1f} GB/s  ({4 * n_copy / 2**20:g} MiB to the device)")
+if ag.backend.is_gpu:
+    print(f"pinned and allocated once: {rates['pinned, allocated once'] / rates['pageable, fresh allocation']:.1f}× "
+          "the rate of the pageable copy with a fresh allocation")
+else:
+    print("CPU mode: the simulator's 'device' arrays are NumPy arrays in this process, so these are "
+          "copies within host memory, on a small size; the figures mean nothing about a GPU. "
+          "Run the cell on a GPU to measure the two copies.")
 
 # %% [markdown]
 # ## Device functions: helpers that a kernel calls
@@ -294,9 +361,9 @@ ag.problems.ch02.vector_add_grid_stride.check_speed(vector_add_grid_stride)
 # Vector addition reads two float32 values and writes one: 12 bytes per element. A kernel like
 # this is **memory-bound**: its time is the bytes it moves divided by the bandwidth the memory
 # delivers. The speed test prints the bandwidth your kernel reached next to a device-to-device
-# copy of the same bytes, the practical ceiling. On the course's H200 the fastest copy (CuPy's)
-# moved about 4,170 GB/s, so 2²⁸ elements (3.2 GB) cannot take much less than 0.77 ms; the
-# course's own grid-stride kernel took 0.92 ms (84% of that copy).
+# copy of the same bytes, the practical ceiling. On the course's H200 the copy ceiling, 4,269 GB/s
+# (a device-to-device copy of the same 3.2 GB), means 2²⁸ elements cannot take much less than
+# 0.755 ms; the course's own grid-stride kernel took 0.880 ms (86% of that copy).
 #
 # Questions to answer for yourself (not graded here; chapter 5 grades a prediction like this):
 # 1. Your kernel reached some fraction of the copy bandwidth. What could the remaining gap be made

@@ -729,44 +729,50 @@ else:
 
 # %% [markdown]
 # **Explain the gap (2 points, graded by your instructor).** Use the table above (without a GPU:
-# your bounds, the H200 figures below, and what you expect a GPU to show, and why). In four to
-# eight sentences: (1) compare the basic kernel's time with its bound: at least what fraction of
-# its loads did the L1 and L2 caches serve, and why do its loads hit so well (think of what the
-# threads of a warp, and neighbouring warps and blocks, read)? (2) The model promised tiling a
+# your bounds and the H200 figures below). In four to eight sentences: (1) compare the basic and
+# constant-memory kernels' times with their bounds: at least what fraction of their loads did the
+# L1 and L2 caches serve (and where a kernel took longer than its no-cache bound, what limits it
+# instead?), and why do these loads hit so well (think of what the threads of a warp, and
+# neighbouring warps and blocks, read)? (2) The model promised tiling a
 # large factor over the basic kernel: what did you measure, and why is it less? Give at least two
 # reasons (what the caches had already done, the halo threads that only load, the barrier, the
 # `(2r + 1)²` shared-memory reads per output, ...). (3) How far is the fastest kernel from the
 # copy, and what would you change next?
 #
-# The course's H200 measured, on this image and filter: this chapter's tiled design (the
-# exercise's solution, 32 × 32 tiles) 0.82–0.85 ms, the course reference 0.284 ms (46% of the
-# copy's bandwidth), and a copy of the same bytes about 0.13 ms (4.1 TB/s). The basic and
-# constant kernels were not timed there.
+# The course's H200 measured, on this image and filter, with the solution's kernels (the chart that
+# the cell above draws in CPU mode): the basic kernel 3.85 ms, the constant-memory kernel 0.742 ms,
+# the tiled kernel (32 × 32 tiles) 0.816 ms, the course reference 0.282 ms (46% of the copy's
+# bandwidth), and a copy of the same bytes 0.130 ms (4.1 TB/s for these 0.54 GB). Its bounds, at
+# that copy's bandwidth: basic 3.32 ms, constant 1.69 ms, tiled 0.150 ms.
 
 # %% [markdown] nbgrader={"grade": true, "grade_id": "conv_gap_answer", "locked": false, "points": 2, "schema_version": 3, "solution": true, "task": false}
-# *Model answer (in the solutions only; the release shows an empty answer cell).* The H200 numbers
-# that exist are the tiled solution (0.82–0.85 ms), the reference (0.284 ms) and the copy (about
-# 0.13 ms, 4.1 TB/s); for the basic kernel this answer says what to expect, and a learner quotes
-# their own time. It requests 4 · 51 = 204 bytes per pixel, 13.7 GB, so with no cache it could not
-# finish in less than 3.3 ms at 4.1 TB/s. Expect it well under that: each millisecond lets DRAM
-# deliver at most 4.1 GB, so a basic time of 1 ms means at least 70% of its requests were served by
-# caches, 0.5 ms at least 85%. The measured reference shows the effect: it requests 4 · (7.5 + 1) =
-# 34 bytes per pixel, 2.3 GB, and in 0.284 ms DRAM could deliver at most 1.2 GB, so caches served at
-# least 49% of its requests. They hit because the 32 threads of a warp read 32 neighbouring pixels
-# of one row (one or two cache lines, shared by the warp), the warps above and below read the same
-# rows a few steps later while they are still in L1, neighbouring blocks share rows through L2, and
-# every thread reads the same weight (a broadcast). The model gave tiling about 22× over the basic
-# kernel, but the tiled solution took 0.82–0.85 ms, five to six times its own bound of 0.15 ms: in
-# that time DRAM could have delivered 3.4 GB, more than five times the 0.62 GB it requests, so
-# memory is not what limits it, and it cannot beat the basic kernel by anything like 22×. Tiling
-# mostly removes traffic the caches were already absorbing; what limits the tiled kernel is inside
-# the SM: 23% of its threads only load, each 1024-thread block loads, waits at its barrier and only
-# then computes (at most two such blocks fit on an SM, one if a thread needs more than 32 registers,
-# so little else runs meanwhile), and each output still makes 25 shared-memory reads and 25
-# multiply-adds. The fastest kernel, the reference, reaches 46% of the copy; the tiled solution
-# about 16%. To get closer, each thread must do fewer reads per output: compute more outputs per
-# thread and keep the input rows in registers (the reference does 8 per thread, 7.5 loads per
-# output), or, for a separable filter such as a Gaussian, do two 1-D passes of 5 taps each.
+# *Model answer (in the solutions only; the release shows an empty answer cell), with the course's
+# H200 figures.* (1) The basic kernel requests 4 · 51 = 204 bytes per pixel, 13.7 GB, so with no
+# cache it could not finish in less than 3.32 ms at 4.1 TB/s; it took 3.85 ms, longer than that
+# bound. In 3.85 ms DRAM could have delivered 15.9 GB, more than everything the kernel requests,
+# so its time does not show how many loads the caches served (at least 0%): memory is not what
+# limits it. What does is the work per output: 25 iterations, each with two global loads (the
+# pixel and the weight), a multiply-add and the halo test, with a radius known only at run time. The constant-memory kernel shows what the
+# caches do once those instructions shrink: it requests 4 · 26 = 104 bytes per pixel, 7.0 GB, and
+# took 0.742 ms, in which DRAM could deliver at most 3.1 GB, so the caches served at least 56% of
+# its requests; the reference requests 34 bytes per pixel, 2.3 GB, and in its 0.282 ms DRAM could
+# deliver at most 1.2 GB, so at least 49%. They hit because the 32 threads of a warp read 32
+# neighbouring pixels of one row (one or two cache lines, shared by the warp), the warps above and
+# below read the same rows a few steps later while they are still in L1, neighbouring blocks share
+# rows through L2, and every thread of a warp reads the same weight (the constant cache's
+# broadcast). (2) The model gave tiling about 22× over the basic kernel (3.32 against 0.150 ms);
+# measured, 4.7× (3.85 against 0.816 ms), and the tiled kernel was 10% *slower* than the
+# constant-memory one (0.816 against 0.742 ms), whose bound is 11 times larger. In 0.816 ms DRAM
+# could deliver 3.4 GB, more than five times the 0.62 GB the tiled kernel requests, so memory does
+# not limit it either. Tiling removes traffic the caches were already absorbing for the constant
+# kernel; what limits the tiled kernel is inside the SM: 23% of its threads only load, each
+# 1024-thread block loads, waits at its barrier and only then computes (at most two such blocks fit
+# on an SM, one if a thread needs more than 32 registers, so little else runs meanwhile), and each
+# output still makes 25 shared-memory reads and 25 multiply-adds. (3) The fastest kernel, the
+# reference, reaches 46% of the copy; the constant-memory kernel 18%, the tiled one 16%. To get
+# closer, each thread must do fewer reads per output: compute more outputs per thread and keep the
+# input rows in registers (the reference does 8 per thread, 7.5 loads per output), or, for a
+# separable filter such as a Gaussian, do two 1-D passes of 5 taps each.
 
 # %% [markdown]
 # Questions to answer for yourself (not graded):

@@ -707,7 +707,8 @@ ag.problems.ch10.reduce_sum.check_speed(reduce_sum_kernel)
 #    after another: `log₂(threads)` dependent steps of `step_time` each (a shared-memory load, an
 #    add, a store and a barrier): `waves · log₂(threads) · step_time`;
 # 3. **the atomics**: one per block, all on `out[0]`; updates of one address are served one after
-#    another, `atomic_rate` per second: `blocks / atomic_rate`.
+#    another, `atomic_rate` per second (chapter 9's model of atomics on one address):
+#    `blocks / atomic_rate`.
 #
 # ```
 # time ≥ max(4·n / bandwidth,  ceil(blocks / resident_blocks) · log₂(threads) · step_time,  blocks / atomic_rate)
@@ -715,11 +716,12 @@ ag.problems.ch10.reduce_sum.check_speed(reduce_sum_kernel)
 #
 # Use these figures for an H200-like device. They are **round numbers chosen for this exercise,
 # not measurements** (the bandwidth is the H200's advertised 4.8 TB/s); comparing the bounds they
-# give with measured times, afterwards, tells you how good they are.
+# give with measured times, afterwards, tells you how good they are. The atomic rate is chapter 9's
+# round figure for one global address.
 #
 # | bandwidth | resident_blocks (blocks of 256) | step_time | atomic_rate (one address) |
 # |---|---|---|---|
-# | 4.8 × 10¹² B/s | 1056 (132 SMs × 8) | 40 ns | 10⁹ per s |
+# | 4.8 × 10¹² B/s | 1056 (132 SMs × 8) | 40 ns | 5 × 10⁸ per s |
 #
 # ## Exercise 10.4 · A bound on a reduction's time (2 points)
 #
@@ -769,7 +771,7 @@ ag.problems.ch10.reduce_time_bound.check_hidden(reduce_time_bound)
 
 # %%
 n_measure = 1 << 28
-figures = dict(resident_blocks=1056, bandwidth=4.8e12, step_time=40e-9, atomic_rate=1e9)
+figures = dict(resident_blocks=1056, bandwidth=4.8e12, step_time=40e-9, atomic_rate=5e8)
 # 10.3's speed launch: 4 blocks of 256 threads per SM (528 blocks on the chapter's 132 SMs)
 grid_stride_launch = ch10.speed_shape if ag.backend.is_gpu else (lambda n: (4 * 132, 256))
 steps = {
@@ -804,7 +806,7 @@ except ag.timing.NeedsGPU as why:
     print("\n" + str(why))
     print("\nOn the course's H200 (one run, 2^28 values): steps 1 to 7 took 2.687, 1.229, 1.073, "
           "0.286, 0.292, 0.327 and 0.250 ms (400, 874, 1000, 3759, 3680, 3287 and 4289 GB/s); "
-          "cupy.sum 0.243 ms (4412 GB/s); the copy ceiling 4214 GB/s.")
+          "cupy.sum 0.243 ms (4412 GB/s); a copy of the same bytes 0.255 ms.")
 
 # %% [markdown]
 # ## Explain the gap (2 points, graded by your instructor)
@@ -824,27 +826,28 @@ except ag.timing.NeedsGPU as why:
 
 # %% [markdown] nbgrader={"grade": true, "grade_id": "reduction_gap_answer", "locked": false, "points": 2, "schema_version": 3, "solution": true, "task": false}
 # *Model answer (in the solutions only), with the course's H200 figures (2²⁸ values, 1 GiB).* The
-# model says the atomics bind for the segment kernels (524,288 atomics at 10⁹ per second: 0.52 ms,
-# against 0.22 ms of reading and 0.16 ms of trees), and reading binds for the coarsened kernel
-# (0.22 ms; its 65,536 atomics would take 0.066 ms) and for the grid-stride launch (0.22 ms).
+# model says the atomics bind for the segment kernels (524,288 atomics at 5 × 10⁸ per second:
+# 1.05 ms, against 0.22 ms of reading and 0.16 ms of trees), and reading binds for the coarsened
+# kernel (0.22 ms; its 65,536 atomics would take 0.13 ms) and for the grid-stride launch (0.22 ms).
 # Measured on the H200 by this chapter's cells: the convergent segment kernel took 1.073 ms, the
 # coarsened one 0.286 ms, the grid-stride kernel 0.327 ms, the reference 0.250 ms, `cupy.sum`
-# 0.243 ms and a copy of the same bytes 0.255 ms (4214 GB/s). Step 3 is twice its 0.52 ms atomic
-# bound, so nothing shows the atomics served faster than 10⁹ per second; and steps 1 to 3, with
-# the same 524,288 blocks, atomics and reads, took 2.687, 1.229 and 1.073 ms: the trees and barriers, paid
-# 524,288 times, are what the segment kernels pay for. The largest gap in speed, 3.75× between
-# steps 3 and 4 (1.073 to 0.286 ms), comes from doing 8× fewer blocks for the same bytes: 8× fewer
-# trees, barriers and atomics, with the same loads, which shows that the per-block costs, not the
-# reading, limited the segment kernels. Steps 4 to 6 are all bound by reading in the model, and
-# their differences (3759, 3680 and 3287 GB/s: 89%, 87% and 78% of a copy) come from what the model
-# leaves out: how many loads each thread keeps in flight, and how many threads there are to hide
-# the memory's latency. The remaining gap to `cupy.sum`, which reads at 4412 GB/s, 105% of a copy,
-# is the same kind of thing: CUB loads 16 bytes per instruction and many per thread; the
-# reference's 8-byte loads close most of it (4289 GB/s; 97% of `cupy.sum`'s speed, 0.250 against
-# 0.243 ms). I would keep the atomic rate, raise the step time (the model gives steps
-# 1 to 3 the same 0.16 ms of trees, yet they differ by 1.6 ms), and lower the bandwidth to what a
-# kernel that only reads reached, about 4.4 TB/s (`cupy.sum`), rather than the advertised 4.8 TB/s
-# or the copy's 4.2 TB/s, which the reference and `cupy.sum` both beat.
+# 0.243 ms and a copy of the same bytes 0.255 ms. Step 3 lands on its atomic bound (1.073 against
+# 1.05 ms), but the atomics are not why: steps 1 to 3, with the same 524,288 blocks, atomics and
+# reads, took 2.687, 1.229 and 1.073 ms, and chapter 9 measured one global address on this GPU
+# taking at least 4 × 10¹⁰ updates per second, 80 times the table's rate (its section "Atomics on
+# one address"). The trees and barriers, paid 524,288 times, are what the segment kernels pay for.
+# The largest gap in speed, 3.75× between steps 3 and 4 (1.073 to 0.286 ms), comes from doing 8×
+# fewer blocks for the same bytes: 8× fewer trees, barriers and atomics, with the same loads,
+# which shows that the per-block costs, not the reading, limited the segment kernels. Steps 4 to 6
+# are all bound by reading in the model, and their differences (3759, 3680 and 3287 GB/s: 89%, 87%
+# and 78% of the copy of the same bytes) come from what the model leaves out: how many loads each
+# thread keeps in flight, and how many threads there are to hide the memory's latency. The
+# remaining gap to `cupy.sum`, which reads at 4412 GB/s, 105% of that copy, is the same kind of
+# thing: CUB loads 16 bytes per instruction and many per thread; the reference's 8-byte loads
+# close most of it (4289 GB/s; 97% of `cupy.sum`'s speed, 0.250 against 0.243 ms). I would raise
+# the atomic rate to chapter 9's measured figure, raise the step time (the model gives steps 1 to 3
+# the same 0.16 ms of trees, yet they differ by 1.6 ms), and lower the bandwidth to what a kernel
+# that only reads reached, about 4.4 TB/s (`cupy.sum`), rather than the advertised 4.8 TB/s.
 
 # %% [markdown]
 # Questions to answer for yourself (not graded):

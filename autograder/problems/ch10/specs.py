@@ -664,7 +664,7 @@ def _bound_spec(n, blocks, threads, resident_blocks, bandwidth, step_time, atomi
 # The chapter's figures (round numbers of the order an H200 shows; not measurements).
 BANDWIDTH = 4.8e12              # bytes per second
 STEP_TIME = 40e-9               # seconds per tree step (shared load, add, store, barrier)
-ATOMIC_RATE = 1e9               # float atomics on one address per second
+ATOMIC_RATE = 5e8               # atomics on one global address per second: ch09's GLOBAL_ADDRESS_RATE
 RESIDENT = 132 * 8              # blocks of 256 threads the GPU holds at once: 132 SMs × 8
 N_MEASURE = 1 << 28
 
