@@ -1,15 +1,16 @@
 """Chapter 10: do the reduction checks pass correct kernels written several ways (interleaved or
 convergent trees, shuffles down or xor, one or four accumulators, a loop or a tree over the warps'
-partial sums) and fail every classic reduction bug (a missing barrier, a plain `out[0] +=`, half a
-segment, one element per thread, the last partial warp skipped, a warp size of 32 assumed) with a
-verdict that says what went wrong? Does the error bound hold for correct fp32 code in any order,
+partial sums, a mask from a ballot before the branch) and fail every classic reduction bug (a
+missing barrier, a plain `out[0] +=`, half a segment, one element per thread, the last partial warp
+skipped, a warp size of 32 assumed, a shuffle mask from cuda.activemask()) with a verdict that says
+what went wrong? Does the error bound hold for correct fp32 code in any order,
 while the bugs miss it by orders of magnitude? Is the bound exercise judged to float64 precision?"""
 
 import math
 
 import numpy as np
 import pytest
-from numba import cuda, float32
+from numba import cuda, float32, uint64
 
 import autograder as ag
 from autograder.checks import U32, gamma
@@ -120,7 +121,12 @@ def test_tree_submission_verdict(name):
 
 # ---- 10.2 warp_sums -----------------------------------------------------------------------------
 
-def _warp(offsets="warpsize", index="warpsize", mask="active", guard="zero", count="ceil",
+FULL_MASK = "~uint64(0) >> (64 - cuda.warpsize)"
+ACTIVEMASK = ("shuffle outside its mask", "which cuda.activemask() returned at line",
+              "not the lanes that must take part", FULL_MASK)
+
+
+def _warp(offsets="warpsize", index="warpsize", mask="full", guard="zero", count="ceil",
           shuffle=True):
     @cuda.jit
     def kernel(x, sums):
@@ -130,7 +136,12 @@ def _warp(offsets="warpsize", index="warpsize", mask="active", guard="zero", cou
         v = float32(0)
         if i < x.size:
             v = x[i]
-        m = cuda.activemask() if mask == "active" else 0xFFFFFFFF
+        if mask == "full":
+            m = ~uint64(0) >> (64 - cuda.warpsize)
+        elif mask == "active":
+            m = cuda.activemask()
+        else:
+            m = 0xFFFFFFFF
         offset = cuda.warpsize // 2 if offsets == "warpsize" else 16
         while shuffle and offset > 0:
             v += cuda.shfl_down_sync(m, v, offset)
@@ -148,7 +159,7 @@ def warp_ok_xor_laneid(x, sums):
     # A butterfly (xor) leaves the sum in every lane; the lane from cuda.laneid.
     i = cuda.grid(1)
     v = x[i] if i < x.size else float32(0)
-    mask = cuda.activemask()
+    mask = ~uint64(0) >> (64 - cuda.warpsize)
     k = 1
     while k < cuda.warpsize:
         v += cuda.shfl_xor_sync(mask, v, k)
@@ -157,14 +168,38 @@ def warp_ok_xor_laneid(x, sums):
         sums[i // cuda.warpsize] = v
 
 
+@cuda.jit
+def warp_ok_ballot_before_branch(x, sums):
+    # NVIDIA's pattern for a branch: the lanes with an element, by a ballot of the whole warp
+    # before the branch; only they shuffle, and a lane adds only what a lane in the mask sent.
+    i = cuda.grid(1)
+    lane = cuda.laneid
+    mask = cuda.ballot_sync(~uint64(0) >> (64 - cuda.warpsize), i < x.size)
+    if i < x.size:
+        have = cuda.popc(mask)
+        v = x[i]
+        offset = cuda.warpsize // 2
+        while offset > 0:
+            other = cuda.shfl_down_sync(mask, v, offset)
+            if lane + offset < have:
+                v += other
+            offset //= 2
+        if lane == 0:
+            sums[i // cuda.warpsize] = v
+
+
 WARP_CASES = {
     # name: (kernel, fragments (None: correct), which cases: "all" (visible and hidden),
-    #        "visible", or "64" (the first hidden case, at warp size 64: CPU mode only))
+    #        "visible", "cpu" (visible, CPU mode only: a GPU may well pass it), or "64" (the first
+    #        hidden case, at warp size 64: CPU mode only))
     "warp_ok": (_warp(), None, "all"),
     "warp_ok_xor_laneid": (warp_ok_xor_laneid, None, "visible"),
+    "warp_ok_ballot_before_branch": (warp_ok_ballot_before_branch, None, "all"),
+    "warp_activemask_mask": (_warp(mask="active"), ACTIVEMASK, "cpu"),
+    "warp_activemask_mask_at_64": (_warp(mask="active"), ACTIVEMASK, "64"),
     "warp_hard_coded_32_mask": (_warp(offsets="16", index="32", mask="literal"),
                                 ("at warp size 64", "leaves out its own lane",
-                                 "cuda.activemask()"), "64"),
+                                 FULL_MASK), "64"),
     "warp_hard_coded_32_index": (_warp(offsets="16", index="32"),
                                  ("at warp size 64", "assumes 32", "cuda.warpsize"), "64"),
     "warp_offsets_from_16": (_warp(offsets="16"), ("first half of its warp",
@@ -183,9 +218,9 @@ def test_warp_submission_verdict(name):
     """Is each 10.2 kernel judged as it should be, the warp-size assumptions at warp size 64?"""
     fn, expected, which = WARP_CASES[name]
     problem = ch10.warp_sums
+    if which in ("64", "cpu") and not CPU:
+        pytest.skip("CPU mode only: warp size 64, or a warp that CPU mode splits on purpose")
     if which == "64":
-        if not CPU:
-            pytest.skip("warp size 64 runs in CPU mode only")
         case = problem.cases(hidden=True)[0]
         assert case.size[1] == 64
         verdict = problem.verdict(fn, [case])
@@ -236,7 +271,7 @@ def test_warp_cases_and_portability_hooks():
 
 # ---- 10.3 reduce_sum ----------------------------------------------------------------------------
 
-def _grid_sum(loop="grid", stage2="shuffle", atomic=True, partial_barrier=True):
+def _grid_sum(loop="grid", stage2="shuffle", atomic=True, partial_barrier=True, mask="full"):
     @cuda.jit
     def kernel(x, out):
         partials = cuda.shared.array(MAX_WARPS, float32)
@@ -251,10 +286,13 @@ def _grid_sum(loop="grid", stage2="shuffle", atomic=True, partial_barrier=True):
             acc += x[i]
         lane = cuda.threadIdx.x % cuda.warpsize
         warp = cuda.threadIdx.x // cuda.warpsize
-        mask = cuda.activemask()
+        if mask == "full":
+            m = ~uint64(0) >> (64 - cuda.warpsize)
+        else:
+            m = cuda.activemask()
         offset = cuda.warpsize // 2
         while offset > 0:
-            acc += cuda.shfl_down_sync(mask, acc, offset)
+            acc += cuda.shfl_down_sync(m, acc, offset)
             offset //= 2
         if stage2 == "first_warp_only":
             if cuda.threadIdx.x == 0:
@@ -279,7 +317,7 @@ def _grid_sum(loop="grid", stage2="shuffle", atomic=True, partial_barrier=True):
             acc = partials[lane] if lane < warps else float32(0)
             offset = cuda.warpsize // 2
             while offset > 0:
-                acc += cuda.shfl_down_sync(mask, acc, offset)
+                acc += cuda.shfl_down_sync(m, acc, offset)
                 offset //= 2
             if lane == 0:
                 if atomic:
@@ -345,6 +383,9 @@ SUM_CASES = {
                              True, False),
     "sum_no_barrier_before_partials": (_grid_sum(partial_barrier=False),
                                        ("shared-memory race on `partials`",), True, False),
+    # CPU mode only (the flag): on a GPU activemask() usually names the whole warp.
+    "sum_activemask_mask": (_grid_sum(mask="active"), ACTIVEMASK + ("before any if",), True,
+                            False),
 }
 
 
@@ -353,7 +394,7 @@ def test_sum_submission_verdict(name):
     """Is each 10.3 kernel judged as it should be (pass, or fail for the right reason)?"""
     fn, expected, race_only, hidden = SUM_CASES[name]
     if race_only and not CPU:
-        pytest.skip("a race may not show on a GPU; CPU mode's detector catches it every time")
+        pytest.skip("a race, or a warp that CPU mode splits on purpose, may not show on a GPU")
     if name == "sum_ok_hard_coded_32" and ag.backend.warp_size != 32:
         pytest.skip("NVIDIA-only code: right at warp size 32 only")
     failure = _verdict(ch10.reduce_sum, fn, hidden=hidden)

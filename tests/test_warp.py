@@ -8,7 +8,10 @@
 (c) seeded random cases at warp sizes 32 and 64, CPU mode against the model;
 (d) misuse is reported in plain words, never a hang;
 (e) the race detector accepts a warp-synchronous stage with cuda.syncwarp() and flags it without;
-(f) a portable shuffle reduction and scan are right at 32 and 64; one that hard-codes 32 is not.
+(f) a portable shuffle reduction and scan are right at 32 and 64; one that hard-codes 32 is not;
+(g) activemask() gives part of the lanes that arrive together (AAG_ACTIVEMASK=converged: all of
+    them, as the H200 did; (a)-(b) run in that mode), and a shuffle that reads outside a mask it
+    returned stops, naming the lane and the mask.
 """
 
 from __future__ import annotations
@@ -21,9 +24,11 @@ import time
 from collections import Counter
 from pathlib import Path
 
+import re
+
 import numpy as np
 import pytest
-from numba import cuda
+from numba import cuda, uint64
 
 import autograder as ag
 import warp_model as model
@@ -33,6 +38,13 @@ ROOT = Path(__file__).resolve().parents[1]
 FIXTURE = ROOT / "tests" / "fixtures" / "warp-h200.json"
 CPU = ag.backend.name == "cpu"
 cpu_only = pytest.mark.skipif(not CPU, reason="CPU mode's warp intrinsics")
+
+
+@pytest.fixture
+def converged(monkeypatch):
+    """activemask() as the H200 gave it: every lane that reaches the call together (CPU mode's
+    default splits them, see (g))."""
+    monkeypatch.setenv(warp.ACTIVEMASK_ENV, "converged")
 
 
 def _load_recorder():
@@ -335,6 +347,7 @@ def _describe_undefined(doc) -> str:
 
 
 @cpu_only
+@pytest.mark.usefixtures("converged")
 def test_cpu_mode_replays_the_h200_cases():
     doc = _fixture()
     bad = []
@@ -363,6 +376,7 @@ def test_cpu_mode_replays_the_h200_cases():
 # -- (c) randomized, at warp sizes 32 and 64 -------------------------------------------------------
 
 @cpu_only
+@pytest.mark.usefixtures("converged")
 @pytest.mark.parametrize("W", [32, 64])
 def test_random_cases_match_the_model(W):
     cases = rw.make_cases(seed=1000 + W, warp_size=W, scale=0.5)
@@ -561,6 +575,7 @@ def test_values_numba_would_refuse():
 
 
 @cpu_only
+@pytest.mark.usefixtures("converged")
 def test_lane_ids_and_warp_size_follow_the_parameter():
     @cuda.jit
     def k(lane, size, lt, ballot, count):
@@ -692,7 +707,7 @@ def test_syncwarp_does_not_order_other_warps_or_lanes_outside_the_mask():
 def k_reduce(x, out, hard_coded):
     i = cuda.grid(1)
     v = x[i] if i < x.size else np.float32(0)
-    mask = cuda.activemask()
+    mask = ~uint64(0) >> (64 - cuda.warpsize)          # every lane of the warp, 32 or 64
     offset = 16 if hard_coded else cuda.warpsize // 2
     while offset > 0:
         v += cuda.shfl_down_sync(mask, v, offset)
@@ -706,7 +721,7 @@ def k_scan(x, out, hard_coded):
     i = cuda.grid(1)
     lane = cuda.laneid
     v = x[i]
-    mask = cuda.activemask()
+    mask = ~uint64(0) >> (64 - cuda.warpsize)
     width = 32 if hard_coded else cuda.warpsize
     d = 1
     while d < width:
@@ -832,6 +847,7 @@ def test_bit_counts_of_warp_masks():
 
 
 @cpu_only
+@pytest.mark.usefixtures("converged")
 def test_activemask_in_a_device_function_tells_its_callers_apart():
     @cuda.jit(device=True)
     def who():
@@ -847,3 +863,91 @@ def test_activemask_in_a_device_function_tells_its_callers_apart():
     out = np.zeros(32, np.uint64)
     k[1, 32](out)
     assert (out[:5] == 0b11111).all() and (out[5:] == 0xFFFFFFFF & ~0b11111).all()
+
+
+# -- (g) activemask(): part of the lanes, and no shuffle outside it --------------------------------
+
+@cuda.jit
+def k_masks(out):
+    out[cuda.threadIdx.x] = cuda.activemask()
+
+
+@cuda.jit
+def k_active_reduce(x, out):
+    i = cuda.grid(1)
+    v = x[i] if i < x.size else np.float32(0)
+    mask = cuda.activemask()
+    offset = cuda.warpsize // 2
+    while offset > 0:
+        v += cuda.shfl_down_sync(mask, v, offset)
+        offset //= 2
+    if cuda.laneid == 0:
+        out[i // cuda.warpsize] = v
+
+
+@cpu_only
+@pytest.mark.parametrize("W", [32, 64])
+def test_activemask_gives_part_of_the_lanes_that_arrive_together(W, monkeypatch):
+    """CUDA promises only that activemask() names its caller among the lanes converged at that
+    instant. By default CPU mode gives each lane a part of the lanes that reached the call
+    together, never all of them: the masks partition the warp (the lanes a mask names all got
+    that mask), each names its caller, and a run gives the same masks again. With
+    AAG_ACTIVEMASK=converged every lane gets them all."""
+    n = 2 * W + 5                                   # two whole warps and a partial one of 5
+    with cpu_mode.warp_size_as(W):
+        masks, again, whole = (np.zeros(n, np.uint64) for _ in range(3))
+        k_masks[1, n](masks)
+        k_masks[1, n](again)
+        monkeypatch.setenv(warp.ACTIVEMASK_ENV, "converged")
+        k_masks[1, n](whole)
+    assert (masks == again).all()
+    for w in range(3):
+        size = min(W, n - w * W)
+        everyone = (1 << size) - 1
+        mine = [int(m) for m in masks[w * W:w * W + size]]
+        assert [int(m) for m in whole[w * W:w * W + size]] == [everyone] * size
+        for lane, m in enumerate(mine):
+            assert (m >> lane) & 1 and m & ~everyone == 0 and m != everyone, (w, lane, hex(m))
+            assert all(mine[q] == m for q in range(size) if (m >> q) & 1), (w, lane, hex(m))
+
+
+@cpu_only
+@pytest.mark.parametrize("W", [32, 64])
+def test_a_shuffle_outside_an_activemask_mask_names_the_lane_and_the_mask(W, monkeypatch):
+    """A reduction whose mask is activemask()'s stops at the first shuffle that reads a lane
+    outside that mask, whichever warp size, saying which lane, which mask, where it came from and
+    what to write instead; in converged mode (the whole warp at the call) it adds up right."""
+    x = np.arange(100, dtype=np.float32)
+    out = np.zeros(128 // W, np.float32)
+    with cpu_mode.warp_size_as(W):
+        with pytest.raises(warp.WarpActiveMaskRead) as err:
+            k_active_reduce[1, 128](x, out)
+        monkeypatch.setenv(warp.ACTIVEMASK_ENV, "converged")
+        k_active_reduce[1, 128](x, out)
+    text = str(err.value)
+    found = re.search(r"read lane (\d+) with cuda\.shfl_down_sync .*? is not in the mask "
+                      r"0x([0-9a-f]+), which cuda\.activemask\(\) returned at line \d+ "
+                      r"`mask = cuda\.activemask\(\)`", text)
+    assert found, text
+    lane, mask = int(found.group(1)), int(found.group(2), 16)
+    assert len(found.group(2)) == W // 4 and mask and not (mask >> lane) & 1
+    assert "~uint64(0) >> (64 - cuda.warpsize)" in text and "take part with 0" in text
+    padded = np.zeros(128, np.float32)
+    padded[:100] = x
+    assert (out == padded.reshape(-1, W).sum(axis=1)).all()
+
+
+@cpu_only
+def test_a_mask_from_activemask_that_arithmetic_changed_reads_poison_not_an_error():
+    """Only activemask()'s own value is traced: a mask computed from it is a plain int, and a
+    read outside it is the usual undefined read (poison), as for any other mask."""
+    @cuda.jit
+    def k(x, out):
+        i = cuda.threadIdx.x
+        m = cuda.activemask() | 0
+        out[i] = cuda.shfl_down_sync(m, x[i], 1)
+    x = np.arange(32, dtype=np.float32)
+    out = np.zeros(32, np.float32)
+    k[1, 32](x, out)
+    assert any(warp.is_poison(v) for v in out)
+    assert any("which is not in the mask" in note for note in warp.undefined_reads())

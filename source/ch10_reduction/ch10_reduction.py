@@ -28,7 +28,7 @@ import numpy as np
 import matplotlib.pyplot as plt
 
 import autograder as ag
-from numba import cuda, float32
+from numba import cuda, float32, uint64
 
 ag.banner()
 ch10 = ag.problems.ch10
@@ -524,9 +524,18 @@ plt.show()
 # - **Every lane named in the mask must call it.** The mask says which lanes take part; lanes
 #   that skipped the call (an early `return`, an `if i < n:` around it) leave their partners
 #   reading nothing defined. So lanes with no element still take part, with the value 0.
-# - **The mask comes from the hardware, not from a literal.** `cuda.activemask()`, called where
-#   all lanes of the warp are present, names all of them: 32 bits on NVIDIA, 64 on AMD. A literal
-#   `0xffffffff` names only 32.
+# - **The mask names the whole warp, built from the warp size.** `~uint64(0) >> (64 -
+#   cuda.warpsize)` keeps `cuda.warpsize` one-bits: `0xffffffff` on NVIDIA, 64 bits on AMD (Numba
+#   passes a shuffle the low 32 bits of its mask). A literal `0xffffffff` names only 32 lanes;
+#   `(1 << cuda.warpsize) - 1` shifts a 64-bit integer by its full width at warp size 64, which
+#   compiled code leaves undefined. **Not `cuda.activemask()`:** it reports the lanes that happen
+#   to be converged at that instant (CUDA C++ Programming Guide, *warp vote functions*), not the
+#   lanes that must take part. Since Volta, a warp's lanes may run apart, so a sum over that mask
+#   can silently be partial (NVIDIA's blog post "Using CUDA Warp-Level Primitives" shows this very
+#   bug). A GPU usually hands it the whole warp, so the bug hides; CPU mode splits the warp on
+#   purpose and stops such a shuffle, naming the lane and the mask. If only some lanes should take
+#   part, vote for the mask before the branch, with every lane: `cuda.ballot_sync(full, i < n)`,
+#   `full` being the whole-warp mask.
 # - **The warp size is `cuda.warpsize`.** AMD's data-centre GPUs run **wavefronts of 64 lanes**.
 #   A kernel that starts its offsets at 16, or finds its lane with `% 32`, sums only half of each
 #   wavefront there. Start at `cuda.warpsize // 2`, use `cuda.threadIdx.x % cuda.warpsize` (or
@@ -538,8 +547,8 @@ plt.show()
 # `x[i]`, or 0 if `i ≥ n`), and each warp adds up its lanes' values with shuffles; lane 0 of warp
 # `w = i // cuda.warpsize` writes the sum to `sums[w]`. `sums` has `ceil(n / warpsize)` elements,
 # so the last warp is usually **partial** (some of its lanes have no element) and still writes its
-# sum. No literal 32 anywhere: `cuda.warpsize`, and a mask from `cuda.activemask()`. Roughly 10
-# lines.
+# sum. No literal 32 anywhere: `cuda.warpsize`, and a mask built from it that names the whole warp.
+# Roughly 10 lines.
 #
 # **How the check launches it.** `ceil(n / 64)` blocks of 64 threads (hidden: 64, 128 or 256), all
 # multiples of 64, so every block holds whole warps at both warp sizes.
@@ -550,7 +559,8 @@ plt.show()
 # and at warp size 64** wherever they run in CPU mode (the course's simulator can run any warp
 # size), so a kernel that assumes 32 anywhere fails there. On a GPU only its own warp size can
 # run: the hidden check then says that it checked only that one. In CPU mode the simulator also
-# stops a shuffle whose mask leaves out a lane that calls it, and names the lanes.
+# stops a shuffle whose mask leaves out a lane that calls it, or whose mask came from
+# `cuda.activemask()` and leaves out the lane it reads, and names the lanes.
 
 # %% nbgrader={"grade": false, "grade_id": "warp_sums_solution", "locked": false, "schema_version": 3, "solution": true, "task": false}
 @cuda.jit
@@ -560,7 +570,7 @@ def warp_sums_kernel(x, sums):
     v = float32(0)
     if i < x.size:
         v = x[i]                           # lanes past the end take part with 0
-    mask = cuda.activemask()               # every lane of the warp: 32 or 64 bits
+    mask = ~uint64(0) >> (64 - cuda.warpsize)   # every lane of the warp: 32 or 64 one-bits
     offset = cuda.warpsize // 2
     while offset > 0:
         v += cuda.shfl_down_sync(mask, v, offset)
@@ -658,7 +668,7 @@ def reduce_sum_kernel(x, out):
     v = (a0 + a1) + (a2 + a3)
     lane = cuda.threadIdx.x % cuda.warpsize
     warp = cuda.threadIdx.x // cuda.warpsize
-    mask = cuda.activemask()
+    mask = ~uint64(0) >> (64 - cuda.warpsize)    # every lane of the warp
     offset = cuda.warpsize // 2
     while offset > 0:                     # 1. inside each warp
         v += cuda.shfl_down_sync(mask, v, offset)
@@ -870,14 +880,17 @@ except ag.timing.NeedsGPU as why:
 #   length: segments and atomics), §10.8 (thread coarsening). Chapter 11 (prefix sum) builds on
 #   the same trees.
 # - Warp shuffles are not in PMPP's chapter: the CUDA C++ programming guide's *warp shuffle
-#   functions* and *warp vote functions*, and Numba's `cuda.shfl_*_sync`, `cuda.activemask`,
-#   `cuda.syncwarp`. Mark Harris's classic "Optimizing Parallel Reduction in CUDA" walks through
-#   the same progression on older GPUs, where it ends by unrolling the last warp; since Volta,
-#   such warp-synchronous code needs `cuda.syncwarp()` or shuffles.
+#   functions* and *warp vote functions*, NVIDIA's blog post "Using CUDA Warp-Level Primitives"
+#   (which masks are right, and why `__activemask()` is not one of them), and Numba's
+#   `cuda.shfl_*_sync`, `cuda.ballot_sync`, `cuda.syncwarp`. Mark Harris's classic "Optimizing
+#   Parallel Reduction in CUDA" walks through the same progression on older GPUs, where it ends by
+#   unrolling the last warp; since Volta, such warp-synchronous code needs `cuda.syncwarp()` or
+#   shuffles.
 # - GPU MODE lecture 9 (reductions) and lecture 8 (CUDA performance checklist). CUB's
 #   `DeviceReduce` (what `cupy.sum` runs) and its `BlockReduce`/`WarpReduce` building blocks.
 # - **On AMD (HIP):** a wavefront has 64 lanes on the data-centre GPUs (CDNA) and 32 on recent
-#   gaming ones (RDNA): read `cuda.warpsize`, and take masks from `cuda.activemask()` (64 bits
-#   there). Shared memory is the **LDS**; it is banked too, so the convergent tree helps there in
-#   the same way. numba-hip keeps the same names; which warp intrinsics it supports depends on its
-#   version (check with a small kernel).
+#   gaming ones (RDNA): read `cuda.warpsize`, and build masks from it (`~uint64(0) >> (64 -
+#   cuda.warpsize)`: 64 bits there, where HIP's masks are 64-bit integers). Shared memory is the
+#   **LDS**; it is banked too, so the convergent tree helps there in the same way. numba-hip keeps
+#   the same names; which warp intrinsics it supports depends on its version (check with a small
+#   kernel).

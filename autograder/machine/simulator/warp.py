@@ -32,34 +32,53 @@ value of the caller's type, so a kernel that uses it fails its check and a kerne
 H200 returned something else there (recorded in ``tests/fixtures/warp-h200.json``; the test prints
 what); CPU mode does not copy it because no GPU promises it. ``AAG_WARP_UNDEFINED=error`` makes
 such a read an error naming the lanes instead. :func:`undefined_reads` lists those of the last
-launch.
+launch. One such read is always an error: from a lane outside a mask that ``activemask()``
+returned (below).
 
 **Errors instead of hangs** (:class:`WarpError`, naming the block, the lanes and the source lines):
-a lane whose mask leaves out its own lane (:class:`WarpMaskError`); lanes named in each other's
-masks that call different intrinsics or pass different masks (:class:`WarpMismatch`); a lane named
-in the mask that waits at ``cuda.syncthreads()`` while others wait at a warp intrinsic, or masks
-that wait on each other in a ring (:class:`WarpDeadlock`: a GPU hangs there). These are found when
-they happen, whatever the order the threads ran in. The last resort is a timeout: a lane that has
+a lane whose mask leaves out its own lane (:class:`WarpMaskError`); a shuffle whose mask is the
+value ``activemask()`` returned and whose source lane, in the warp, is not in it
+(:class:`WarpActiveMaskRead`, naming the lane, the mask and the line the mask was taken at); lanes
+named in each other's masks that call different intrinsics or pass different masks
+(:class:`WarpMismatch`); a lane named in the mask that waits at ``cuda.syncthreads()`` while
+others wait at a warp intrinsic, or masks that wait on each other in a ring
+(:class:`WarpDeadlock`: a GPU hangs there). These are found when they happen, whatever the order
+the threads ran in. The last resort is a timeout: a lane that has
 waited ``AAG_WARP_TIMEOUT`` seconds (default 60) while nothing in its warp moved, for a lane that
 is still running (a loop that never ends), stops the launch with :class:`WarpDeadlock`.
 
-**activemask().** Threads of the simulator are not in lockstep, so there is no "currently active"
-set to read. CPU mode defines it as the lanes of the warp that reach the same call together: the
-call waits until every lane of its warp that is still running is parked (at a warp intrinsic, at
-``cuda.syncthreads()``, or finished), then returns the lanes parked at the same ``activemask()``
-call (same line, and same lines of the calling device functions). When several ``activemask()``
-calls have lanes waiting, the one earliest in the source text goes first, so lanes of an ``if``
-arm that are released run on and join the others after the ``if``: after ``if c: m = activemask()
-else: m = activemask()`` each arm gets its own lanes and a call after the ``if`` gets them all, as
-the H200 did (``tests/test_warp.py`` checks 2,452 recorded results of branches, nested branches
-and early exits). Limits: which
-lanes a GPU keeps converged is up to its compiler (a branch it predicates instead of jumping gives
-the whole warp there); in a loop whose trip count differs per lane, CPU mode groups the lanes in
-the same iteration, while on the H200 the compiled (unrolled) loop split them into smaller groups
-(497 of 852 recorded results differ; CUDA promises neither, and code correct for any active set is
-correct for both); in loops the "earliest line first" order is a heuristic; a lane that spins
-on a flag which another lane sets only after its ``activemask()`` makes that call wait (and time
-out), where a GPU would go on; and ``activemask()`` orders no memory (it does not synchronize).
+**activemask().** CUDA's ``__activemask()`` reports the lanes of the warp that happen to be
+converged when it runs, the caller among them (CUDA C++ Programming Guide, "Warp Vote Functions");
+since Volta's independent thread scheduling nothing promises which lanes those are, so its value
+is no way to name the lanes a shuffle needs (NVIDIA's blog "Using CUDA Warp-Level Primitives").
+Threads of the simulator are not in lockstep, so there is no "currently active" set to read. CPU
+mode takes the lanes of the warp that reach the same call together: the call waits until every
+lane of its warp that is still running is parked (at a warp intrinsic, at ``cuda.syncthreads()``,
+or finished), then looks at the lanes parked at the same ``activemask()`` call (same line, and
+same lines of the calling device functions). ``AAG_ACTIVEMASK`` says what they get:
+
+- ``split`` (the default) plays the adversary CUDA allows: of two or more such lanes, a seeded
+  part (at least one, never all; the same on every run of a launch) gets the mask of just those
+  lanes and goes on; the others stay parked and are served the same way when the warp is still
+  again. So a mask from ``activemask()`` never names every lane that reached the call, and a
+  kernel that takes it for "the whole warp" fails in CPU mode every time, where a GPU would
+  usually give it the whole warp and go wrong only some day. The value returned
+  (:class:`ActiveMask`; arithmetic on it gives a plain int) remembers its line, for
+  :class:`WarpActiveMaskRead`.
+- ``converged`` gives all of them, as the H200 did (``tests/test_warp.py`` checks 2,452 recorded
+  results of branches, nested branches and early exits in this mode).
+
+When several ``activemask()`` calls have lanes waiting, the one earliest in the source text goes
+first, so lanes of an ``if`` arm that are released run on and join the others after the ``if``:
+in ``converged`` mode, after ``if c: m = activemask() else: m = activemask()`` each arm gets its
+own lanes and a call after the ``if`` gets them all. Limits: which lanes a GPU keeps converged is
+up to its compiler (a branch it predicates instead of jumping gives the whole warp there); in a
+loop whose trip count differs per lane, CPU mode groups the lanes in the same iteration, while on
+the H200 the compiled (unrolled) loop split them into smaller groups (497 of 852 recorded results
+differ; CUDA promises neither, and code correct for any active set is correct for both); in loops
+the "earliest line first" order is a heuristic; a lane that spins on a flag which another lane
+sets only after its ``activemask()`` makes that call wait (and time out), where a GPU would go on;
+and ``activemask()`` orders no memory (it does not synchronize).
 
 **Memory.** A warp intrinsic orders memory among the lanes that take part, as on Volta and later:
 the race detector (:mod:`autograder.races`) accepts a warp-synchronous shared-memory stage whose
@@ -70,9 +89,12 @@ the intrinsics it takes part in.
 Values: shuffles take 32- and 64-bit ints and floats (``np.int32``, ``np.int64``, ``np.float32``,
 ``np.float64``, Python ``int``/``float``) as Numba does and return the source lane's value
 unchanged (NaN payloads and ``-0.0`` kept); ``ballot_sync`` and ``match_*`` return a signed
-warp-width int (Numba: int32), ``activemask`` and ``lanemask_lt`` an unsigned one (store them in a
-uint32/uint64 array: the simulator's NumPy refuses 0xFFFFFFFF in an int32 one, where a GPU wraps),
-``all_sync`` and friends a bool.
+warp-width int (Numba: int32), ``activemask`` and ``lanemask_lt`` an unsigned one (Numba: uint32;
+store them in a uint32/uint64 array: the simulator's NumPy refuses 0xFFFFFFFF in an int32 one,
+where a GPU wraps), ``all_sync`` and friends a bool. A mask may be any integer, as in Numba (which
+passes the low 32 bits of whatever integer type it gets): ``~uint64(0) >> (64 - cuda.warpsize)``
+names every lane at warp size 32 and at 64, where ``(1 << cuda.warpsize) - 1`` would shift a
+64-bit integer by its whole width in compiled code (undefined in LLVM's ``shl``).
 
 Cost: an arrival is O(1) under one lock per block; lanes wait on a condition (no polling), and the
 whole warp is examined only when none of its lanes is running. A 1000-element shuffle reduction
@@ -84,10 +106,12 @@ from __future__ import annotations
 
 import linecache
 import os
+import random
 import struct
 import sys
 import threading
 import time
+import zlib
 
 import numpy as np
 
@@ -95,6 +119,7 @@ from autograder.machine.simulator import cpu_mode
 
 UNDEFINED_ENV = "AAG_WARP_UNDEFINED"     # "poison" (the default) or "error"
 TIMEOUT_ENV = "AAG_WARP_TIMEOUT"         # seconds without progress before a waiting lane gives up
+ACTIVEMASK_ENV = "AAG_ACTIVEMASK"        # "split" (the default) or "converged"
 
 POISON_INT32 = 0x7FBADBAD
 POISON_INT64 = 0x7FBADBAD7FBADBAD
@@ -122,6 +147,10 @@ class WarpUndefinedRead(WarpError):
     """A shuffle read a lane that did not take part (only with AAG_WARP_UNDEFINED=error)."""
 
 
+class WarpActiveMaskRead(WarpError):
+    """A shuffle whose mask came from ``cuda.activemask()`` read a lane outside that mask."""
+
+
 class _Aborted(RuntimeError):
     """Another thread of the block failed first: this one stops without a report of its own."""
 
@@ -145,6 +174,17 @@ class Word(int):
         return int.__repr__(self)
 
     __str__ = __repr__
+
+
+class ActiveMask(Word):
+    """What ``activemask()`` returns: an unsigned warp-width :class:`Word` that also remembers the
+    line it was taken at (``site``), so that a shuffle using it as its mask can say where the mask
+    came from. Arithmetic on it gives plain ints, which forget that."""
+
+    def __new__(cls, value: int, bits: int, site):
+        word = super().__new__(cls, value, bits, False)
+        word.site = site
+        return word
 
 
 _F32 = np.dtype(np.float32)
@@ -242,11 +282,12 @@ _PENDING = object()
 class _Call:
     """A lane parked at a warp intrinsic."""
 
-    __slots__ = ("op", "mask", "value", "arg", "site", "frame_site", "key")
+    __slots__ = ("op", "mask", "value", "arg", "site", "frame_site", "key", "mask_site")
 
-    def __init__(self, op, mask, value, arg, site, frame_site):
+    def __init__(self, op, mask, value, arg, site, frame_site, mask_site=None):
         self.op, self.mask, self.value, self.arg = op, mask, value, arg
         self.site, self.frame_site = site, frame_site
+        self.mask_site = mask_site           # where activemask() gave the mask, if it did
         # Lanes meet when their keys are equal: same intrinsic and mask; for activemask(), the
         # same call site.
         self.key = (op, frame_site) if op == "activemask" else (op, mask)
@@ -274,6 +315,7 @@ class _Warp:
         self.nrun = lanes                    # lanes running (not parked, at a barrier, finished)
         self.at_barrier: set[int] = set()
         self.moved = time.monotonic()        # last time anything in this warp changed
+        self.releases = 0                    # activemask() groups split so far (seeds the next)
 
     def blocked_at_barrier(self, lane: int) -> bool:
         return self.status[lane] == SYNC and self.gen[lane] >= self.block.released_gen
@@ -339,6 +381,7 @@ class _Block:
         self.released_gen = 0                # barriers the block has passed
         self.timeout = float(os.environ.get(TIMEOUT_ENV, "60"))
         self.strict = os.environ.get(UNDEFINED_ENV, "poison").strip().lower() == "error"
+        self.split = os.environ.get(ACTIVEMASK_ENV, "split").strip().lower() != "converged"
 
     # naming things in messages
     def thread_of(self, warp: int, lane: int) -> tuple[int, int, int]:
@@ -468,6 +511,9 @@ def _complete(warp: _Warp, group: list[int]) -> None:
             if j == p or j in members:
                 results[p] = warp.call[j].value
                 continue
+            if j < warp.n and call.mask_site is not None and not (call.mask >> j) & 1:
+                blk.fail(_outside_active_mask(warp, p, j, op, call), [(warp, p)])
+                return
             if j >= warp.n:
                 why = (f"lane {j}, which does not exist (warp {warp.index} of this block has "
                        f"only {warp.n} lanes)")
@@ -506,7 +552,8 @@ def _complete(warp: _Warp, group: list[int]) -> None:
         value = (Word(sum(1 << q for q in group) if same else 0, blk.W, True), same)
         results = dict.fromkeys(group, value)
     elif op == "activemask":
-        results = dict.fromkeys(group, Word(sum(1 << p for p in group), blk.W, False))
+        site = warp.call[group[0]].site
+        results = dict.fromkeys(group, ActiveMask(sum(1 << p for p in group), blk.W, site))
     else:                                                  # syncwarp
         results = dict.fromkeys(group)
     if op != "activemask":
@@ -525,6 +572,45 @@ def _complete(warp: _Warp, group: list[int]) -> None:
     warp.nrun += len(group)
     warp.moved = time.monotonic()
     warp.cond.notify_all()
+
+
+FULL_MASK_TEXT = "~uint64(0) >> (64 - cuda.warpsize)"
+
+
+def _outside_active_mask(warp: _Warp, lane: int, j: int, op: str, call: _Call) -> WarpError:
+    """The error for a shuffle whose mask came from activemask() and whose source lane ``j`` is
+    not in it: the lanes a reduction needs were not all converged where the mask was taken."""
+    blk = warp.block
+    return WarpActiveMaskRead(
+        f"shuffle outside its mask in {blk.where()}: {blk.lanes_text(warp.index, [lane])} read "
+        f"lane {j} with {_op_name(op)} ({_show(call.site)}), but lane {j} is not in the mask "
+        f"{blk.mask_text(call.mask)}, which cuda.activemask() returned at "
+        f"{_show(call.mask_site)}. activemask() names only the lanes that happen to run together "
+        "at that instant, not the lanes that must take part: a GPU may run a warp's lanes apart "
+        "there (independent thread scheduling, Volta and later), and CPU mode splits them on "
+        "purpose. Give the shuffle a mask that names every lane of the warp, built from the warp "
+        f"size ({FULL_MASK_TEXT}), and let every lane named in it call the shuffle (lanes with no "
+        "element take part with 0).")
+
+
+def _first_to_arrive(warp: _Warp, key, members: list[int]) -> list[int]:
+    """The lanes of an activemask() group that CPU mode lets through first: a seeded part of
+    them (never all, when there are two or more; always at least one), the same on every run of
+    the same launch. The rest stay parked and are served later, on their own."""
+    if not warp.block.split or len(members) < 2:
+        return members
+    warp.releases += 1
+    lines = tuple(line for _, line in key[1])
+    seed = zlib.crc32(repr((warp.block.idx, warp.index, lines, warp.releases)).encode())
+    rng = random.Random(seed)
+    first = [p for p in members if rng.random() < 0.5]
+    if not first:
+        first = [rng.choice(members)]
+    elif len(first) == len(members):
+        first.remove(rng.choice(first))
+    for p in first:
+        members.remove(p)
+    return first
 
 
 def _ready(warp: _Warp, key) -> bool:
@@ -560,8 +646,9 @@ def _progress(warp: _Warp, keys=None) -> None:
     at_mask = [key for key in warp.groups if key[0] == "activemask"]
     if at_mask:
         # The activemask() call earliest in the source text goes first: lanes released there run
-        # on and may join the others further down.
-        _complete(warp, warp.groups[min(at_mask, key=lambda k: k[1])])
+        # on and may join the others further down. In "split" mode only part of them goes.
+        key = min(at_mask, key=lambda k: k[1])
+        _complete(warp, _first_to_arrive(warp, key, warp.groups[key]))
         return
     parts = [f"{blk.who(warp.index, members, 'wait')} at {_op_name(key[0])} with mask "
              f"{blk.mask_text(key[1])} ({_show(warp.call[members[0]].site)})"
@@ -610,10 +697,12 @@ def _collective(op: str, mask, value=None, arg=0):
     warp, lane = blk.warps[thread._aag_warp], thread._aag_lane
     frame = _kernel_frame()
     site = (frame.f_code.co_filename, frame.f_lineno) if frame is not None else None
+    mask_site = None
     if op == "activemask":
         mask = blk.full
         frame_site = _frame_site(frame)
     else:
+        mask_site = (mask.site or ()) if isinstance(mask, ActiveMask) else None
         mask = int(mask) & blk.full
         frame_site = None
         if not (mask >> lane) & 1:
@@ -621,12 +710,14 @@ def _collective(op: str, mask, value=None, arg=0):
                 f"warp intrinsic misuse in {blk.where()}: {blk.lanes_text(warp.index, [lane])} "
                 f"called {_op_name(op)} with mask {blk.mask_text(mask)}, which leaves out its own "
                 f"lane ({_show(site)}). CUDA leaves this undefined: every lane that calls a "
-                "*_sync intrinsic must be named in its mask (take the mask from cuda.activemask() "
-                "or from the lanes that take this branch).")
+                "*_sync intrinsic must be named in its mask. Name every lane of the warp with a "
+                f"mask built from the warp size ({FULL_MASK_TEXT}: a literal 0xffffffff names "
+                "only 32 lanes) and let them all call it, or, for the lanes of one branch only, "
+                "take cuda.ballot_sync(full_mask, condition) before the branch.")
     with blk.lock:
         if blk.failed:
             raise _Aborted("another thread of the block failed")
-        call = _Call(op, mask, value, arg, site, frame_site)
+        call = _Call(op, mask, value, arg, site, frame_site, mask_site)
         warp.park(lane, call)
         _progress(warp, [call.key])
         waited_from = time.monotonic()

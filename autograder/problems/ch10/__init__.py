@@ -53,10 +53,11 @@ times on every case the checks use.
 In CPU mode the shared-memory race detector (:mod:`autograder.races`) catches a missing barrier in
 the tree, and ``race_check_outputs`` catches a plain ``out[0] += ...`` by several blocks (a
 read-modify-write race: on a GPU blocks would lose each other's sums). The warp exercises need the
-simulator's warp intrinsics (``shfl_down_sync``, ``activemask``, ...) from :mod:`autograder.warp`,
-and 10.2's hidden cases in CPU mode run the kernel at warp sizes 32 and 64 with
-``autograder.cpu_mode.warp_size_as``; on a GPU only the device's warp size can run, and the
-hidden check says so.
+simulator's warp intrinsics (``shfl_down_sync``, ``ballot_sync``, ...) from :mod:`autograder.warp`,
+whose ``activemask()`` gives only part of the lanes that reach it (CUDA allows that), so a
+shuffle whose mask came from it stops with a message that says why. 10.2's hidden cases in CPU
+mode run the kernel at warp sizes 32 and 64 with ``autograder.cpu_mode.warp_size_as``; on a GPU
+only the device's warp size can run, and the hidden check says so.
 
 Files: ``specs.py`` holds the graded exercises, ``references.py`` the course's reference kernels
 and the book's kernels ``aag bench`` times, ``notebook.py`` what the notebook's other cells call

@@ -68,7 +68,7 @@ def reference_sum():
         v = (a0 + a1) + (a2 + a3)
         lane = cuda.threadIdx.x % cuda.warpsize
         warp = cuda.threadIdx.x // cuda.warpsize
-        mask = cuda.activemask()
+        mask = ~uint64(0) >> (64 - cuda.warpsize)      # every lane of the warp, 32 or 64
         offset = cuda.warpsize // 2
         while offset > 0:
             v += cuda.shfl_down_sync(mask, v, offset)
@@ -190,7 +190,7 @@ def plain_grid_stride():
             acc += x[i]
         lane = cuda.threadIdx.x % cuda.warpsize
         warp = cuda.threadIdx.x // cuda.warpsize
-        mask = cuda.activemask()
+        mask = ~uint64(0) >> (64 - cuda.warpsize)      # every lane of the warp, 32 or 64
         offset = cuda.warpsize // 2
         while offset > 0:
             acc += cuda.shfl_down_sync(mask, acc, offset)
@@ -236,7 +236,7 @@ def four_in_flight():
         v = (a0 + a1) + (a2 + a3)
         lane = cuda.threadIdx.x % cuda.warpsize
         warp = cuda.threadIdx.x // cuda.warpsize
-        mask = cuda.activemask()
+        mask = ~uint64(0) >> (64 - cuda.warpsize)      # every lane of the warp, 32 or 64
         offset = cuda.warpsize // 2
         while offset > 0:
             v += cuda.shfl_down_sync(mask, v, offset)

@@ -10,6 +10,7 @@ import math
 import numpy as np
 
 from autograder.machine import device
+from autograder.machine.simulator.warp import FULL_MASK_TEXT as FULL_MASK   # every lane, 32 or 64
 from autograder.core.checks import TINY32, Verdict, compare, gamma
 from autograder.grading.problem import Baseline, Case, Problem, Sizes, SpeedBar
 from autograder.problems.ch09 import zero
@@ -347,8 +348,8 @@ def diagnose_warp_sums(x: np.ndarray, got: np.ndarray, warp: int) -> str:
         if np.allclose(got[:min(m, g32.size)], g32[:min(m, g32.size)], rtol=1e-5):
             return (f"each sum covers 32 elements, but this case runs warps of {warp} lanes: the "
                     "kernel assumes 32 somewhere (a lane or warp index with % 32 or // 32, "
-                    "offsets starting at 16, a mask of 0xffffffff). Use cuda.warpsize and "
-                    "cuda.activemask().")
+                    "offsets starting at 16, a mask of 0xffffffff). Use cuda.warpsize, and a "
+                    f"mask built from it: {FULL_MASK}.")
         half = np.zeros(m)
         for w in range(m):
             half[w] = x[w * warp:w * warp + warp // 2].sum()
@@ -379,7 +380,14 @@ RACE_OUT_HINT = (
 WARP_POISON_HINT = (
     "a shuffle read from a lane that did not take part (it had returned, skipped the call, or was "
     "left out of the mask): CUDA leaves that value undefined, and CPU mode makes it a NaN. Every "
-    "lane of the warp takes part in the shuffles; lanes without an element take part with 0.")
+    "lane of the warp takes part in the shuffles, with a mask that names them all "
+    f"({FULL_MASK}); lanes without an element take part with 0.")
+ACTIVEMASK_HINT = (
+    "the shuffles' mask came from cuda.activemask(), which names only the lanes that happen to be "
+    "converged where it is called, not the lanes the sum needs (NVIDIA's 'Using CUDA Warp-Level "
+    "Primitives'): with independent thread scheduling a GPU may split the warp there, and CPU "
+    "mode does so on purpose. Build the mask from the warp size, mask = "
+    f"{FULL_MASK}, before any if, and let every lane call every shuffle.")
 WARP_POISON_BITS = 0x7FFADBAD       # autograder.warp's float32 poison for an undefined read
 
 
@@ -427,6 +435,8 @@ class SumProblem(Problem):
                 verdict.hint = RACE_TREE_HINT
             elif "BarrierDivergence" in outcome.error:
                 verdict.hint = BARRIER_TREE_HINT
+            elif "shuffle outside its mask" in outcome.error:
+                verdict.hint = ACTIVEMASK_HINT
             return verdict
         got = outcome.outputs.get("out")
         if got is not None and np.asarray(got).shape == (1,) and warp_poisoned(got).any():
@@ -587,8 +597,10 @@ class WarpSumsProblem(Problem):
         if verdict.passed or outcome.error:
             if outcome.error and "leaves out its own lane" in outcome.error:
                 verdict.hint = (f"at warp size {case.size[1]} a mask must name all the lanes that "
-                                "call: a literal 0xffffffff names only 32 of them. Take the mask "
-                                "from cuda.activemask() while every lane is still there.")
+                                "call: a literal 0xffffffff names only 32 of them. Build it from "
+                                f"the warp size: mask = {FULL_MASK}.")
+            elif outcome.error and "shuffle outside its mask" in outcome.error:
+                verdict.hint = ACTIVEMASK_HINT
             elif outcome.error and "out of bounds" in outcome.error and int(case.size[1]) != 32:
                 verdict.hint = (f"a sum was written past the end of `sums` (ceil(n / {case.size[1]}) "
                                 "entries at this warp size): is a warp index computed with // 32 "

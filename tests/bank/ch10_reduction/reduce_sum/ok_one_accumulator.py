@@ -1,6 +1,6 @@
 # bank: the textbook grid-stride sum: one accumulator in a range loop, shuffles inside each warp, then thread 0 adds the warps' partial sums in a plain loop and makes the block's one atomic; correct, full marks.
 # naive: none
-from numba import float32
+from numba import float32, uint64
 
 MAX_WARPS = 32
 
@@ -11,7 +11,7 @@ def reduce_sum_kernel(x, out):
     acc = float32(0)
     for i in range(cuda.grid(1), x.size, cuda.gridsize(1)):
         acc += x[i]
-    mask = cuda.activemask()
+    mask = ~uint64(0) >> (64 - cuda.warpsize)
     offset = cuda.warpsize // 2
     while offset > 0:
         acc += cuda.shfl_down_sync(mask, acc, offset)

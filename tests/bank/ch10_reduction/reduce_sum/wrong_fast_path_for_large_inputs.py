@@ -1,6 +1,6 @@
 # bank: a plain grid-stride sum for n < 5000, and for larger inputs a "faster" path that adds four elements per loop step but stops before the last partial group, so up to 4 · gridsize - 1 trailing elements are never added; every visible CPU size takes the plain path; the hidden size 4 times the largest visible one takes the other and fails; it must lose the points.
 # naive: none
-from numba import float32
+from numba import float32, uint64
 
 MAX_WARPS = 32
 
@@ -19,7 +19,7 @@ def reduce_sum_kernel(x, out):
         while i + 3 * stride < n - 4 * stride:          # wrong bound: drops the last groups
             acc += (x[i] + x[i + stride]) + (x[i + 2 * stride] + x[i + 3 * stride])
             i += 4 * stride
-    mask = cuda.activemask()
+    mask = ~uint64(0) >> (64 - cuda.warpsize)
     offset = cuda.warpsize // 2
     while offset > 0:
         acc += cuda.shfl_down_sync(mask, acc, offset)

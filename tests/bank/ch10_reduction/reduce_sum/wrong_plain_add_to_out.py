@@ -1,6 +1,6 @@
 # bank: adds each block's sum with a plain out[0] += total instead of an atomic; the simulator runs blocks one after another, so a typical test gets the right sum, but on a GPU blocks lose each other's sums: CPU mode's detector on out catches it every time; it must lose the points.
 # naive: allclose
-from numba import float32
+from numba import float32, uint64
 
 MAX_WARPS = 32
 
@@ -11,7 +11,7 @@ def reduce_sum_kernel(x, out):
     acc = float32(0)
     for i in range(cuda.grid(1), x.size, cuda.gridsize(1)):
         acc += x[i]
-    mask = cuda.activemask()
+    mask = ~uint64(0) >> (64 - cuda.warpsize)
     offset = cuda.warpsize // 2
     while offset > 0:
         acc += cuda.shfl_down_sync(mask, acc, offset)
