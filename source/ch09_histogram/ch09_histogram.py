@@ -473,18 +473,16 @@ ag.problems.ch09.histogram_aggregate.check_speed(histogram_aggregate_kernel)
 #
 # A histogram of `n` bytes cannot finish before the slowest of three things is done:
 #
-# 1. **reading the bytes**: `n / bandwidth` seconds;
+# 1. **reading the bytes**, through a memory bus of `bandwidth` bytes per second;
 # 2. **the atomics, all bins together**: one atomic per byte, and the memory that holds the bins
-#    completes at most `atomic_rate` of them per second: `n / atomic_rate`;
+#    completes at most `atomic_rate` of them per second;
 # 3. **the hottest bin**: a fraction `hot_fraction` of the bytes fall in the fullest bin, and the
 #    updates of one address are served one after another, at most `address_rate` per second. With
 #    `copies` copies of the histogram updated at the same time (1 for global atomics; one per block
-#    in flight for a privatized histogram), each copy gets an equal share:
-#    `hot_fraction · n / (copies · address_rate)`.
+#    in flight for a privatized histogram), each copy gets an equal share of those updates.
 #
-# ```
-# time ≥ max(n / bandwidth,  n / atomic_rate,  hot_fraction · n / (copies · address_rate))
-# ```
+# Each is a number of seconds you can write down from its description; the time is at least the
+# largest of the three.
 #
 # Use these figures for an H200-like device. They are **round numbers chosen for this exercise,
 # not measurements** (the bandwidth is the H200's advertised 4.8 TB/s); comparing the bounds they
@@ -499,7 +497,8 @@ ag.problems.ch09.histogram_aggregate.check_speed(histogram_aggregate_kernel)
 #
 # Write `histogram_time_bound(n, hot_fraction, bandwidth, atomic_rate, address_rate, copies)`:
 # `n` and `copies` are Python ints, the others Python floats (rates per second, bandwidth in
-# bytes per second). Return the lower bound above, in **seconds**, as a float. Roughly 3 lines.
+# bytes per second). Return the lower bound described above, in **seconds**, as a float: write
+# each ceiling from its description first. Roughly 3 lines.
 #
 # **Predict first, by hand** (then let your function check you): for 2²⁸ bytes with the figures
 # above, how many milliseconds at least does the global-atomics kernel need on uniform bytes
@@ -509,7 +508,7 @@ ag.problems.ch09.histogram_aggregate.check_speed(histogram_aggregate_kernel)
 # **What the check does.** It calls your function on 8 sets of values (the first four are the four
 # cases above; then a slower memory, one byte, random values) and the hidden tests on 200 random
 # ones (10³ to 10¹⁰ bytes, any hot fraction, bandwidths from 30 GB/s to 10 TB/s, rates over
-# several orders of magnitude, 1 to 4096 copies). Results are compared with the formula in
+# several orders of magnitude, 1 to 4096 copies). Results are compared with the bound computed in
 # float64, allowing a few roundings: any algebraically equal formula passes; a number rounded by
 # hand does not.
 

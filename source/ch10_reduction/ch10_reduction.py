@@ -711,18 +711,16 @@ ag.problems.ch10.reduce_sum.check_speed(reduce_sum_kernel)
 # A sum of `n` float32 values, launched as `blocks` blocks of `threads` threads, cannot finish
 # before the slowest of three things is done:
 #
-# 1. **reading the values**: `4 · n / bandwidth` seconds;
-# 2. **the trees**: the GPU holds `resident_blocks` blocks at once, so the blocks run in
-#    `waves = ceil(blocks / resident_blocks)` waves, and each block slot runs its blocks' trees one
-#    after another: `log₂(threads)` dependent steps of `step_time` each (a shared-memory load, an
-#    add, a store and a barrier): `waves · log₂(threads) · step_time`;
+# 1. **reading the values** (4 bytes each) through a memory bus of `bandwidth` bytes per second;
+# 2. **the trees**: the GPU holds `resident_blocks` blocks at once, so the blocks run in waves,
+#    one after another, and a block's tree is `log₂(threads)` dependent steps of `step_time` each
+#    (a shared-memory load, an add, a store and a barrier); a last wave that is only partly full
+#    still takes a whole tree;
 # 3. **the atomics**: one per block, all on `out[0]`; updates of one address are served one after
-#    another, `atomic_rate` per second (chapter 9's model of atomics on one address):
-#    `blocks / atomic_rate`.
+#    another, `atomic_rate` per second (chapter 9's model of atomics on one address).
 #
-# ```
-# time ≥ max(4·n / bandwidth,  ceil(blocks / resident_blocks) · log₂(threads) · step_time,  blocks / atomic_rate)
-# ```
+# Each is a number of seconds you can write down from its description; the time is at least the
+# largest of the three.
 #
 # Use these figures for an H200-like device. They are **round numbers chosen for this exercise,
 # not measurements** (the bandwidth is the H200's advertised 4.8 TB/s); comparing the bounds they
@@ -737,8 +735,9 @@ ag.problems.ch10.reduce_sum.check_speed(reduce_sum_kernel)
 #
 # Write `reduce_time_bound(n, blocks, threads, resident_blocks, bandwidth, step_time,
 # atomic_rate)`: `n`, `blocks`, `threads` (a power of two) and `resident_blocks` are Python ints,
-# the others Python floats (bytes per second, seconds, per second). Return the bound above, in
-# **seconds**, as a float. Roughly 5 lines.
+# the others Python floats (bytes per second, seconds, per second). Return the bound described
+# above, in **seconds**, as a float: write each ceiling from its description first. Roughly 5
+# lines.
 #
 # **Predict first, by hand** (then let your function check you), for 2²⁸ values and 256 threads
 # per block: the segment kernels of 10.1 (one block per 512 values: 524,288 blocks); the
@@ -747,7 +746,7 @@ ag.problems.ch10.reduce_sum.check_speed(reduce_sum_kernel)
 #
 # **What the check does.** It calls your function on 8 sets of values (the first three are the
 # cases above; then a slower memory, one value, random values) and the hidden tests on 200 random
-# ones. Results are compared with the formula in float64, allowing a few roundings: any
+# ones. Results are compared with the bound computed in float64, allowing a few roundings: any
 # algebraically equal formula passes; a number rounded by hand does not.
 
 # %% nbgrader={"grade": false, "grade_id": "reduce_time_bound_solution", "locked": false, "schema_version": 3, "solution": true, "task": false}
