@@ -392,14 +392,12 @@ else:
 # without tensor cores, ≈ 4.8 TB/s) the ridge is at about 14 FLOP/byte: both the naive kernel
 # (0.25) and the 8 × 8 tiled one (2) are far to its left.
 #
-# For a matmul of `M × K` times `K × N` with `TILE × TILE` tiles, count like this (all float32,
-# and take the sides to be multiples of `TILE`):
-#
-# - `F = 2·M·K·N`: one multiply and one add per term of every dot product;
-# - A is read once for every **column of tiles** of C (N / TILE of them): `M·K·N / TILE` elements;
-# - B is read once for every **row of tiles** of C (M / TILE of them): `K·N·M / TILE` elements;
-# - C is written once: `M·N` elements;
-# - `Q = 4 · (M·K·N / TILE + K·N·M / TILE + M·N)` bytes. `TILE = 1` is the naive kernel.
+# For a matmul of `M × K` times `K × N` with `TILE × TILE` tiles (all float32; take the sides to
+# be multiples of `TILE`), `F` and `Q` are yours to count. What happens: every term of every dot
+# product is one multiply and one add; each block computes one `TILE × TILE` tile of C and, for
+# each step along K, loads one tile of A and one tile of B from global memory; every element of C
+# is written once. How many times is each element of A read, over the whole grid? Of B?
+# `TILE = 1` is the naive kernel.
 #
 # The model counts every load as a trip to DRAM. Caches can beat it (on the course's H200 the
 # naive kernel, at 101 ms, ran faster than this bound allows), and a real kernel has other
@@ -410,7 +408,7 @@ else:
 #
 # Write `matmul_time_bound(m, k, n, tile, peak_flops, bandwidth)`: the sides `m, k, n` and the
 # tile side are Python ints, `peak_flops` (FLOP/s) and `bandwidth` (bytes/s) Python floats. Return
-# the lower bound in **seconds**, as a float, with `F` and `Q` counted as above. Roughly 3 lines.
+# the lower bound in **seconds**, as a float, with the `F` and `Q` you counted. Roughly 3 lines.
 #
 # **Predict first, by hand** (then let your function check you): on the H200-like device, for
 # 4096 × 4096 matrices, how many milliseconds at least for the naive kernel (`tile = 1`)? For
@@ -420,7 +418,7 @@ else:
 # **What the check does.** It calls your function on 8 sets of values (the visible ones start
 # with the H200-like device on 4096³, with tiles 1, 16 and 64, then a 1 × 1 × 1 product), and the
 # hidden tests on 200 random ones (sides up to 8192, tiles 1 to 64, 0.1 to 300 TFLOP/s, 30 GB/s to
-# 10 TB/s). Results are compared with the formula in float64, allowing a few roundings: any
+# 10 TB/s). Results are compared with the bound computed in float64, allowing a few roundings: any
 # algebraically equal formula passes; a number rounded by hand does not.
 
 # %% nbgrader={"grade": false, "grade_id": "matmul_time_bound_solution", "locked": false, "schema_version": 3, "solution": true, "task": false}
