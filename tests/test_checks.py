@@ -62,6 +62,24 @@ def test_nan_never_matches_and_poison_is_reported():
     assert not v.passed and "nothing was written" in v.message
 
 
+def test_nan_matches_only_where_the_spec_is_nan():
+    """An input with a NaN makes the spec NaN from there on (a scan): NaN there is right, a
+    number there is wrong, and a NaN where the spec is a number is still wrong."""
+    exp = {"out": np.array([1.0, 2.0, np.nan, np.nan])}
+    tol = {"out": np.full(4, 1e-6)}
+    right = np.array([1.0, 2.0, np.nan, np.nan], np.float32)
+    assert compare("p", "n = 4", exp, Outcome(outputs={"out": right}), tol,
+                   {"out": np.float32}).passed
+    number_for_nan = np.array([1.0, 2.0, 3.0, np.nan], np.float32)
+    v = compare("p", "n = 4", exp, Outcome(outputs={"out": number_for_nan}), tol,
+                {"out": np.float32})
+    assert not v.passed and "`out`[2]" in v.message
+    nan_for_number = np.array([1.0, np.nan, np.nan, np.nan], np.float32)
+    v = compare("p", "n = 4", exp, Outcome(outputs={"out": nan_for_number}), tol,
+                {"out": np.float32})
+    assert not v.passed and "`out`[1]" in v.message
+
+
 def test_a_missing_block_offset_is_named():
     """`i = cuda.threadIdx.x` writes the first block's elements only, however many blocks run: the
     verdict says so and points at the block offset, not at the grid's size or `i < n - 1`."""

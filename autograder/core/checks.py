@@ -132,7 +132,8 @@ def describe_exception(error: str, kind: str | None) -> str:
 def compare(problem: str, case: str, expected: dict[str, np.ndarray], outcome: Outcome,
             tolerance: dict[str, np.ndarray], dtypes: dict[str, np.dtype],
             launch: tuple | None = None) -> Verdict:
-    """Judge one case: exact dtype and shape, every element within its bound, NaN never matches.
+    """Judge one case: exact dtype and shape, every element within its bound. A NaN matches only
+    where the spec itself is NaN (an input that holds a NaN); anywhere else it is wrong.
     ``launch``: the case's (blocks, threads), which some diagnoses need."""
     if outcome.error:
         return Verdict(problem, False, case, outcome.error.strip().splitlines()[-1][:500],
@@ -162,7 +163,9 @@ def _compare_array(problem, case, name, exp, got, tol, launch=None) -> Verdict |
     flat_exp, flat_got = exp.reshape(-1), got.reshape(-1)
     tol = np.broadcast_to(tol, exp.shape).reshape(-1)
     diff = np.abs(flat_got.astype(np.float64) - flat_exp)
-    bad = ~(diff <= tol)  # NaN compares False, so NaN is never within tolerance
+    bad = ~(diff <= tol)  # NaN compares False, so NaN is never within tolerance...
+    if flat_got.dtype.kind == "f":
+        bad &= ~(np.isnan(flat_exp) & np.isnan(flat_got))   # ...unless the spec is NaN there
     if not bad.any():
         return None
     n = flat_exp.size

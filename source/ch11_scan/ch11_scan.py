@@ -15,9 +15,9 @@
 #   sections' totals, and the totals' carries added back: three kernels; predict, before
 #   measuring, that this moves about **16 bytes per element**, twice what a copy moves.
 # - Write a **single-pass** scan with **decoupled look-back** (a stretch exercise): each block
-#   takes its tile from an atomic counter, publishes its total at once, and adds up what earlier
-#   tiles published: 8 bytes per element. Measure every version in GB/s against a copy of the same
-#   bytes and `cupy.cumsum`.
+#   takes its tile from an atomic counter, publishes its total at once behind a status word, and
+#   adds up what earlier tiles published: 8 bytes per element. Measure every version in GB/s
+#   against a copy of the same bytes and `cupy.cumsum`.
 #
 # Chapter 10's reduction tree comes back here: it is the first half of Brent-Kung. This chapter
 # uses shared memory only (no warp shuffles), so every kernel runs the same way in CPU mode.
@@ -763,7 +763,7 @@ ax.set_title("tile 7's look-back: it waits for tile 6's aggregate, then adds 6, 
 plt.show()
 
 # %% [markdown]
-# Three details make it work:
+# Four details make it work:
 #
 # 1. **A tile index from a counter.** Blocks of one launch start in no guaranteed order, and a
 #    block that waits for a tile whose block has not started yet may wait for ever (if the waiting
@@ -772,52 +772,76 @@ plt.show()
 #    returns the old value), and shares it through shared memory. Tiles are then handed out in the
 #    order blocks *really* start, and every tile a block waits for belongs to a block that is
 #    already running.
-# 2. **One word is both the value and its flag.** The launch fills `aggregates` and `prefixes`
-#    with NaN, "not published yet". Publishing is one plain store of the number; `v == v` is
-#    False only for NaN. Since the value and its flag are the same 4 bytes, a reader can never see
-#    the flag without the value (with a separate flag array, the two stores could arrive in either
-#    order, and you would need `cuda.threadfence()` between them).
-# 3. **Reads that see other blocks' writes.** A plain load may be served from this SM's L1 cache
+# 2. **A status word beside each value.** A tile publishes two things: a number (its aggregate,
+#    later its prefix) and the fact that the number is there. A value cannot be its own flag:
+#    take NaN to mean "not published yet", and one NaN in `x` makes its tile's total NaN, and
+#    every prefix from there on, so every later tile waits for ever (on a GPU, a hang that only
+#    restarting the Python kernel ends). Any other number you pick can be a real total too. So
+#    each tile `b` has a status word, `status[b]` (int32): `NOT_READY` (0, as the launch sets
+#    it), `AGGREGATE` (`aggregates[b]` holds the tile's total) or `PREFIX` (`prefixes[b]` holds
+#    the sum of tiles `0 .. b`). CUB, the library behind NVIDIA's own scans, keeps its tile
+#    state the same way (`ScanTileState` in `cub/agent/single_pass_scan_operators.cuh`: a
+#    status beside the values, or packed with the value into one 64-bit word when both fit).
+# 3. **The value first, a fence, then the status, with an atomic.** Two stores to two words can
+#    reach another SM in either order, so without care a reader could see the new status and
+#    the old value. `cuda.threadfence()` between them orders them for every thread of the GPU: a
+#    thread that sees the status also sees the value (the CUDA C++ Programming Guide, *Memory
+#    Fence Functions*, publishes each block's partial sum before an atomic counter the same
+#    way). The status itself is set with an atomic, `cuda.atomic.exch(status, b, AGGREGATE)`:
+#    other blocks read that word while it is written, and a plain store racing with their reads
+#    is a data race, which CUDA's memory model leaves undefined.
+# 4. **Reads that see other blocks' writes.** A plain load may be served from this SM's L1 cache
 #    (which other SMs' stores do not update), and inside a waiting loop the compiler may keep a
 #    loaded value in a register and never load again. An atomic operation goes to the L2 cache,
-#    which all SMs share, every time: read a published value with one that changes nothing,
-#    `cuda.atomic.add(prefixes, j, 0.0)`, which returns what is there.
+#    which all SMs share, every time: read the status with one that changes nothing,
+#    `cuda.atomic.add(status, j, 0)`, which returns what is there. Once it says a value is
+#    there, `cuda.threadfence()` (so that the value is not read before the status), then read the
+#    value the same way, `cuda.atomic.add(aggregates, j, 0.0)`.
 #
 # **In CPU mode** the simulator runs the blocks of a launch one after another, in index order. A
 # correct look-back never waits there (every earlier tile is finished), and with the counter,
-# block `b` gets tile `b`. A look-back that waits for a *later* tile, or for its own, waits for
-# ever: the check stops it after a few seconds and says so. On a GPU such a kernel hangs and
-# cannot be stopped; only restarting the Python kernel frees the GPU. Debug this exercise in CPU
-# mode first (`AAG_BACKEND=cpu ./aag lab`).
+# block `b` gets tile `b`. A look-back that waits for a *later* tile, or for its own, or that takes
+# a published NaN for "not ready", waits for ever: the check stops it after a few seconds and says
+# so. On a GPU such a kernel hangs and cannot be stopped; only restarting the Python kernel frees
+# the GPU. CPU mode also checks that every access to `status` is an atomic, and every read of a
+# value another tile published, and names the line that is not. Debug this exercise in CPU mode
+# first (`AAG_BACKEND=cpu ./aag lab`).
 #
 # ## Exercise 11.5 · A single-pass scan with decoupled look-back (stretch: 3 points + 2 for speed)
 #
-# Write `scan_single_pass_kernel(x, y, aggregates, prefixes, counter)`: tiles of
-# `S = COARSEN·T` elements, as in 11.4, in **one** launch of `ceil(n / S)` blocks:
+# Write `scan_single_pass_kernel(x, y, status, aggregates, prefixes, counter)`: tiles of
+# `S = COARSEN·T` elements, as in 11.4, in **one** launch of `ceil(n / S)` blocks. It must:
 #
-# 1. thread 0 takes the tile index `b` from `counter` into a shared `int32` array of 1;
-#    a barrier; everyone reads `b`;
-# 2. load the tile and run phases 1 and 2 of 11.4 (the tile's total is `part[src, T - 1]`);
-# 3. thread 0: if `b == 0`, publish `prefixes[0] = total` (the carry is 0). Otherwise publish
-#    `aggregates[b] = total`, then look back from `j = b - 1`: read `p` (from `prefixes[j]`); if
-#    it is a number, add it to the carry and stop; else read `a` (from `aggregates[j]`); if that is
-#    a number, add it and go on to `j - 1`; else read `j` again. Then publish
-#    `prefixes[b] = carry + total`, and put the carry in a shared `float32` array of 1;
-# 4. a barrier; every thread adds the carry plus `part[src, t - 1]` (for `t > 0`) to its elements,
-#    and the tile is stored as in 11.4.
+# - scan the tile whose index the block took from `counter` (one ticket per block, taken by one
+#   thread and shared through shared memory), with 11.4's three phases;
+# - publish tile `b`'s total in `aggregates[b]` before waiting for anything, and its inclusive
+#   prefix in `prefixes[b]` once it knows its carry (tile 0: its prefix at once, it waits for
+#   nothing);
+# - make each value visible through `status[b]` (`AGGREGATE`, then `PREFIX`), set with an atomic
+#   after a `cuda.threadfence()`; never let a value stand for "not ready";
+# - find the carry by looking back at `b - 1, b - 2, ...`: status with an atomic, a fence, then
+#   the value with an atomic; stop at the first published prefix; read a `NOT_READY` tile again;
+# - add the carry to every element of the tile and store it as in 11.4.
 #
-# Roughly 60 lines (most of them 11.4's). **How the check launches it**: `aggregates` and
-# `prefixes` filled with NaN, `counter` set to 0, then `kernel[ceil(n / S), T]`, `T = 32`
-# (hidden: 32 or 64); 2600 elements are 6 tiles, then less than one tile, then 1 element. It
-# checks that the blocks took exactly one ticket each, and the values as in 11.4. **The speed
-# test** times it on 2²⁸ elements against the course's single-pass kernel, whose look-back reads
-# 32 earlier tiles at once (see `_single_pass_kernel` in `autograder/problems/ch11/references.py`):
-# you need at least 30% of its speed (a look-back that reads one tile at a time reached 39% in the
-# H200's speed test) and 5× the CPU scan.
+# Roughly 65 lines (most of them 11.4's). **How the check launches it**: `status` set to
+# `NOT_READY`, `aggregates` and `prefixes` filled with NaN, `counter` set to 0, then
+# `kernel[ceil(n / S), T]`, `T = 32` (hidden: 32 or 64); 2600 elements are 6 tiles, then less than
+# one tile, 1 element, and last 2100 elements with one NaN among them (the right answer is NaN from
+# there on, and the tiles after it must still finish). It checks that the blocks took exactly one
+# ticket each, and the values as in 11.4. **The speed test** times it on 2²⁸ elements against the
+# course's single-pass kernel, whose look-back reads 32 earlier tiles at once (see
+# `_single_pass_kernel` in `autograder/problems/ch11/references.py`): you need at least 30% of its
+# speed (a look-back that reads one tile at a time reached 39% in the H200's speed test) and 5×
+# the CPU scan.
+
+# %%
+# A tile's status: what it has published so far (the kernel reads these as constants)
+NOT_READY, AGGREGATE, PREFIX = ch11.NOT_READY, ch11.AGGREGATE, ch11.PREFIX
+print(f"NOT_READY = {NOT_READY}, AGGREGATE = {AGGREGATE}, PREFIX = {PREFIX}")
 
 # %% nbgrader={"grade": false, "grade_id": "scan_single_pass_solution", "locked": false, "schema_version": 3, "solution": true, "task": false}
 @cuda.jit
-def scan_single_pass_kernel(x, y, aggregates, prefixes, counter):
+def scan_single_pass_kernel(x, y, status, aggregates, prefixes, counter):
     ### BEGIN SOLUTION
     tile = cuda.shared.array(TILE_WORDS, float32)
     part = cuda.shared.array((2, MAX_THREADS), float32)
@@ -856,19 +880,25 @@ def scan_single_pass_kernel(x, y, aggregates, prefixes, counter):
         carry = float32(0)
         if b == 0:
             prefixes[0] = total
+            cuda.threadfence()                          # the value reaches everyone first
+            cuda.atomic.exch(status, 0, PREFIX)
         else:
             aggregates[b] = total                       # publish before waiting for anyone
+            cuda.threadfence()
+            cuda.atomic.exch(status, b, AGGREGATE)
             j = b - 1
             while True:
-                p = cuda.atomic.add(prefixes, j, 0.0)   # a read that sees other blocks' stores
-                if p == p:                              # a number: tiles 0 .. j are done
-                    carry += p
-                    break
-                a = cuda.atomic.add(aggregates, j, 0.0)
-                if a == a:                              # tile j's own total: keep looking back
-                    carry += a
+                s = cuda.atomic.add(status, j, 0)       # a read that sees other blocks' stores
+                if s != NOT_READY:
+                    cuda.threadfence()                  # the value is read after the status
+                    if s == PREFIX:                     # tiles 0 .. j are done
+                        carry += cuda.atomic.add(prefixes, j, 0.0)
+                        break
+                    carry += cuda.atomic.add(aggregates, j, 0.0)   # tile j alone: look further
                     j -= 1
             prefixes[b] = carry + total
+            cuda.threadfence()
+            cuda.atomic.exch(status, b, PREFIX)
         carry_shared[0] = carry
     cuda.syncthreads()
     before = carry_shared[0]
@@ -982,6 +1012,8 @@ except ag.timing.NeedsGPU as why:
 #    does the decoupled version not have that problem, even though it adds up to `b` numbers?
 # 4. Why must a tile publish its aggregate *before* it looks back? Think of two tiles each waiting
 #    for the other.
+# 5. CUB packs a tile's status and a 4-byte value into one 8-byte word when both fit. What does
+#    that save on each look-back step, and why does such a word need no fence?
 #
 # ## Going further
 # - PMPP ch. 11: §11.1 (background), §11.2 (Kogge-Stone), §11.3 (speed and work efficiency),

@@ -387,9 +387,18 @@ def _barrier_text(site: tuple, passed: int) -> str:
 
 class _GlobalTracker(_Tracker):
     """Who touched which element of one output during one launch (all blocks): threads of
-    different blocks conflict whatever the barriers, threads of one block as in shared memory."""
+    different blocks conflict whatever the barriers, threads of one block as in shared memory.
+    ``clashes`` (default: any plain access against any other access but two atomics) and
+    ``advice`` (what to do about two blocks' conflict) come from :func:`track_outputs`."""
 
     space = "global"
+
+    def __init__(self, name: str, shape: tuple[int, ...], clashes: dict | None = None,
+                 advice: str = "", what: str = "the output"):
+        super().__init__(name, shape)
+        self.clashes = clashes or _CLASHES
+        self.advice = advice
+        self.what = what
 
     def _scope(self, bid):
         return _state["launches"]
@@ -405,7 +414,7 @@ class _GlobalTracker(_Tracker):
             if old is None or old[1] != me[0]:
                 group[tid] = (line, me[0])                                     # publish
         for (other_kind, obid, ointerval), threads in list(entry.items()):      # then check
-            if other_kind not in _CLASHES[kind]:
+            if other_kind not in self.clashes.get(kind, ()):
                 continue
             for other, (other_line, other_stamp) in list(threads.items()):
                 if obid != bid or (ointerval == interval and other != tid
@@ -416,10 +425,10 @@ class _GlobalTracker(_Tracker):
     def _message(self, flat, this, that) -> str:
         where = ", ".join(map(str, self._element(flat)))
         (bid, tid, kind, line), (obid, otid, okind, oline) = this, that
-        why = ("threads of different blocks are never ordered within one launch: make every "
-               "update of a shared result atomic (cuda.atomic.add)" if obid != bid else
-               "no cuda.syncthreads() between them")
-        return (f"global-memory race on the output `{self.name}`[{where}]: thread {_dim(otid)} of "
+        why = ((self.advice or "threads of different blocks are never ordered within one "
+                "launch: make every update of a shared result atomic (cuda.atomic.add)")
+               if obid != bid else "no cuda.syncthreads() between them")
+        return (f"global-memory race on {self.what} `{self.name}`[{where}]: thread {_dim(otid)} of "
                 f"block {_dim(obid)} {_VERB[okind]} it ({_show(oline)}) and thread {_dim(tid)} "
                 f"of block {_dim(bid)} {_VERB[kind]} it ({_show(line)}); {why}")
 
@@ -473,12 +482,17 @@ def _kernel_line() -> int:
     return frame.f_lineno
 
 
-def track_outputs(outputs: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
+def track_outputs(outputs: dict[str, np.ndarray], clashes: dict | None = None, advice: str = "",
+                  what: str = "the output") -> dict[str, np.ndarray]:
     """CPU mode: the outputs, wrapped so that launches record (and race-check) every access to
-    them. Turn the results back into plain arrays with ``np.asarray``."""
+    them. Turn the results back into plain arrays with ``np.asarray``. ``clashes``: which kinds
+    of access ("read", "write", "atomic") conflict with which (default: a plain access with
+    any other, two atomics never); ``advice``: the verdict's advice when two blocks conflict;
+    ``what``: how the message names the arrays."""
     tracked = {}
     for name, array in outputs.items():
-        cls = type(f"Tracked_{name}", (_GlobalArray,), {"_tracker": _GlobalTracker(name, array.shape)})
+        tracker = _GlobalTracker(name, array.shape, clashes, advice, what)
+        cls = type(f"Tracked_{name}", (_GlobalArray,), {"_tracker": tracker})
         tracked[name] = array.view(cls)
     return tracked
 

@@ -15,12 +15,18 @@ The exercises and how the checks launch them (``T`` is the block size, ``cuda.bl
   scanned and their totals written to ``sums``; the sums are scanned (recursively, the same way,
   into ``carries``); ``add_carries_kernel`` adds ``carries[b - 1]`` to every element of section
   ``b ≥ 1``.
-- 11.5 ``scan_single_pass``: ``kernel[ceil(n / S), T](x, y, aggregates, prefixes, counter)``,
-  launched by :func:`single_pass_scan` (PMPP §11.7, Merrill and Garland's decoupled look-back).
-  ``aggregates`` and ``prefixes`` (one float32 per tile) arrive filled with NaN, which means "not
-  published yet"; a number there is both the value and its flag, so one plain store publishes
-  it. ``counter`` (one int32) arrives as 0: each block takes its tile index from it with
-  ``cuda.atomic.add(counter, 0, 1)``, and the check verifies that every block did.
+- 11.5 ``scan_single_pass``:
+  ``kernel[ceil(n / S), T](x, y, status, aggregates, prefixes, counter)``, launched by
+  :func:`single_pass_scan` (PMPP §11.7, Merrill and Garland's decoupled look-back). ``status``
+  (one int32 per tile) arrives as NOT_READY (0); a tile sets it to AGGREGATE (1) once
+  ``aggregates[b]`` holds its total and to PREFIX (2) once ``prefixes[b]`` holds the sum of tiles
+  0 .. b, each time the value first, ``cuda.threadfence()``, then the status with an atomic (as
+  CUB's ``ScanTileState`` does). No value means "not published": ``aggregates`` and ``prefixes``
+  arrive filled with NaN only so that a value read too early shows. ``counter`` (one int32)
+  arrives as 0: each block takes its tile index from it with ``cuda.atomic.add(counter, 0, 1)``,
+  and the check verifies that every block did. The last case's input holds a NaN (the spec is
+  NaN from there on): a look-back that takes NaN for "not published" never finishes there. In
+  CPU mode every access to ``status`` must be atomic, and every read of another tile's value.
 
 Inputs: ``x = s·(3 + 2·N(0, 1))`` in float32, with a random scale ``s = 10^U(-2, 2)``: a mean
 of 3s (partial sums grow with the index), about 7% negative values (sums also cancel a little).
@@ -67,7 +73,8 @@ the notebook's other cells call (network pictures, timings).
 
 from autograder.problems.ch11.notebook import (hierarchical_runner, measure, plot_measurements,
                                                plot_network, sections_runner, single_pass_runner)
-from autograder.problems.ch11.references import (COARSEN, MAX_THREADS, TILE_WORDS,
+from autograder.problems.ch11.references import (AGGREGATE, COARSEN, MAX_THREADS, NOT_READY,
+                                                 PREFIX, TILE_WORDS,
                                                  hierarchical_shuffle, reference_brent_kung,
                                                  reference_hierarchical, reference_kogge_stone,
                                                  reference_single_pass, single_pass_chained,
@@ -79,8 +86,8 @@ from autograder.problems.ch11.specs import (BASELINES, SPEED_THREADS, brent_kung
                                             scan_traffic, section_scan, section_tolerance,
                                             single_pass_scan, whole_tolerance)
 
-__all__ = ["BASELINES", "BENCH_VARIANTS", "COARSEN", "MAX_THREADS", "PROBLEMS", "SPEED_THREADS",
-           "TILE_WORDS", "brent_kung", "hierarchical_bytes", "hierarchical_runner",
+__all__ = ["AGGREGATE", "BASELINES", "BENCH_VARIANTS", "COARSEN", "MAX_THREADS", "NOT_READY",
+           "PREFIX", "PROBLEMS", "SPEED_THREADS", "TILE_WORDS", "brent_kung", "hierarchical_bytes", "hierarchical_runner",
            "hierarchical_shuffle", "inclusive_scan", "kogge_stone", "measure", "network",
            "plot_measurements", "plot_network", "reference_brent_kung", "reference_hierarchical",
            "reference_kogge_stone", "reference_single_pass", "sampled_scan", "scan_any_length",

@@ -200,6 +200,10 @@ def hierarchical_shuffle():
 LOOK_BACK_WINDOW = 32        # the reference looks at up to 32 earlier tiles per round
 NEG_INF = np.float32(-np.inf)
 
+# A tile's status word (``status[b]``, int32): what tile b has published so far. The launch sets
+# every word to NOT_READY; the value a status names is in ``aggregates[b]`` or ``prefixes[b]``.
+NOT_READY, AGGREGATE, PREFIX = 0, 1, 2
+
 
 def _single_pass_kernel(look_back: str, block: str = "shared"):
     """The single-pass scan: 11.4's tile scan (``block``: how the thread totals are scanned), a
@@ -213,12 +217,18 @@ def _single_pass_kernel(look_back: str, block: str = "shared"):
     - ``"chained"`` (PMPP §11.7's stream-based scan): thread 0 waits for the previous tile's
       inclusive prefix, whatever its aggregate says.
 
-    Published values are read with an atomic that changes nothing, so that the read sees what
-    the L2 cache (which every SM shares) holds now, never a stale copy in this SM's L1 or a
-    register: the exercise's ``cuda.atomic.add(a, j, 0.0)`` (a read-modify-write at the L2);
-    the window reference uses ``cuda.atomic.max(a, j, -inf)``, which Numba compiles to a volatile
-    load and a compare that never writes (max(NaN, -inf) and max(v, -inf) change nothing), so
-    the 32 reads of a round do not queue as read-modify-writes on hot addresses."""
+    Publishing, as CUB's tile status does it (``ScanTileState``): the value is stored, then
+    ``cuda.threadfence()``, then the status word is set with an atomic. Reading: the status with
+    an atomic, then ``cuda.threadfence()``, then the value. Without the two fences the value's
+    store and the status's store (or the two loads) may be seen in either order by another SM,
+    so a reader could see the status and an old value. Every read of another block's word is an
+    atomic, so that it reaches the L2 cache (which every SM shares) rather than a stale copy in
+    this SM's L1 or a register: the exercise's ``cuda.atomic.add(a, j, 0)``; the window reference
+    reads the values with ``cuda.atomic.max(a, j, -inf)``, which Numba compiles to a volatile load
+    and a compare that never writes, so that hot values are not queued read-modify-writes.
+
+    No value is ever taken to mean "not published": NaN is a value a tile really has when its
+    input holds a NaN."""
     load_tile, store_tile, _, _ = _tile_parts()
     block_scan = _block_scan(block)
     W = LOOK_BACK_WINDOW
@@ -226,7 +236,7 @@ def _single_pass_kernel(look_back: str, block: str = "shared"):
     one_look_back = look_back == "one"
 
     @cuda.jit
-    def scan_single_pass_reference(x, y, aggregates, prefixes, counter):
+    def scan_single_pass_reference(x, y, status, aggregates, prefixes, counter):
         tile = cuda.shared.array(TILE_WORDS, float32)
         part = cuda.shared.array((2, MAX_THREADS), float32)
         warp_totals = cuda.shared.array(32, float32)
@@ -254,10 +264,14 @@ def _single_pass_kernel(look_back: str, block: str = "shared"):
         before, total = block_scan(running, part, warp_totals, t, T)
         if t == 0:
             carry_s[0] = float32(0)
-            if b == 0:
-                prefixes[0] = total                  # nothing before tile 0
-            else:
-                aggregates[b] = total                # publish first, then look back
+            if b == 0:                               # nothing before tile 0
+                prefixes[0] = total
+                cuda.threadfence()
+                cuda.atomic.exch(status, 0, PREFIX)
+            else:                                    # publish first, then look back
+                aggregates[b] = total
+                cuda.threadfence()
+                cuda.atomic.exch(status, b, AGGREGATE)
         if window_look_back:
             if t == 0:
                 state[0] = b
@@ -267,16 +281,16 @@ def _single_pass_kernel(look_back: str, block: str = "shared"):
                 end = state[0]
                 if t < W:
                     j = end - 1 - t
-                    s = 0
+                    s = NOT_READY
                     v = float32(0)
                     if j >= 0:
-                        v = cuda.atomic.max(prefixes, j, NEG_INF)
-                        if v == v:
-                            s = 2
-                        else:
-                            v = cuda.atomic.max(aggregates, j, NEG_INF)
-                            if v == v:
-                                s = 1
+                        s = cuda.atomic.add(status, j, 0)
+                        if s != NOT_READY:
+                            cuda.threadfence()
+                            if s == PREFIX:
+                                v = cuda.atomic.max(prefixes, j, NEG_INF)
+                            else:
+                                v = cuda.atomic.max(aggregates, j, NEG_INF)
                     win_s[t] = s
                     win_v[t] = v
                 cuda.syncthreads()
@@ -286,11 +300,11 @@ def _single_pass_kernel(look_back: str, block: str = "shared"):
                     done = 0
                     while k < W:
                         s = win_s[k]
-                        if s == 0:
+                        if s == NOT_READY:
                             break
                         c += win_v[k]
                         k += 1
-                        if s == 2:
+                        if s == PREFIX:
                             done = 1
                             break
                     carry_s[0] = c
@@ -299,20 +313,24 @@ def _single_pass_kernel(look_back: str, block: str = "shared"):
                 cuda.syncthreads()
             if t == 0 and b > 0:
                 prefixes[b] = carry_s[0] + total
+                cuda.threadfence()
+                cuda.atomic.exch(status, b, PREFIX)
         elif t == 0 and b > 0:
             carry = float32(0)
             j = b - 1
             while True:
-                p = cuda.atomic.add(prefixes, j, 0.0)
-                if p == p:
-                    carry += p
+                s = cuda.atomic.add(status, j, 0)
+                if s == PREFIX:
+                    cuda.threadfence()
+                    carry += cuda.atomic.add(prefixes, j, 0.0)
                     break
-                if one_look_back:
-                    a = cuda.atomic.add(aggregates, j, 0.0)
-                    if a == a:
-                        carry += a
-                        j -= 1
+                if one_look_back and s == AGGREGATE:
+                    cuda.threadfence()
+                    carry += cuda.atomic.add(aggregates, j, 0.0)
+                    j -= 1
             prefixes[b] = carry + total
+            cuda.threadfence()
+            cuda.atomic.exch(status, b, PREFIX)
             carry_s[0] = carry
         cuda.syncthreads()
         before = carry_s[0] + before

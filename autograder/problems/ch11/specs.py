@@ -12,7 +12,8 @@ import numpy as np
 from autograder.machine import device
 from autograder.core.checks import GENERIC_VALUE_HINT, TINY32, Verdict, compare, fmt, gamma
 from autograder.grading.problem import CHECK_TIMEOUT_ENV, Baseline, Problem, SpeedBar, Sizes
-from autograder.problems.ch11.references import (COARSEN, cupy_cumsum, fill_kernel,
+from autograder.core.spec import Case, stable_seed
+from autograder.problems.ch11.references import (COARSEN, NOT_READY, cupy_cumsum, fill_kernel,
                                                  reference_hierarchical, reference_single_pass)
 from autograder.problems.kit import (cores, formula_problem, in_parallel, njit_on_first_call,
                                      normal_fast, once_per_array)
@@ -222,16 +223,45 @@ class TileCounterError(RuntimeError):
     """A single-pass scan's blocks did not each take one tile index from the counter."""
 
 
+STATUS_ADVICE = (
+    "other blocks poll this word while the kernel runs: write and read it only with atomics (a "
+    "plain store is a data race with their reads, and a plain load may come from this SM's "
+    "stale L1 cache)")
+VALUE_ADVICE = (
+    "a plain load of a value another block published may come from this SM's L1 cache, which "
+    "other SMs' stores do not update: read it with an atomic")
+# The values: a plain store by their tile is fine (the fence and the atomic status order it), a
+# plain read by another tile is not (it may be stale); the status: atomics only, as any shared
+# result.
+_VALUE_CLASHES = {"write": ("write", "read"), "read": ("write", "atomic"), "atomic": ("read",)}
+
+
+def _tile_state(blocks: int):
+    """(status, aggregates, prefixes) of one launch: status all NOT_READY, the values NaN, so
+    that a value read before its status says it is there shows in the output. During a check in
+    CPU mode, every access to them is race-checked (:func:`races.track_outputs`)."""
+    if _state["checking"] and not device.current().is_gpu:
+        from autograder.machine.simulator import races
+        status = races.track_outputs({"status": np.full(blocks, NOT_READY, np.int32)},
+                                     advice=STATUS_ADVICE, what="the tile status")["status"]
+        values = races.track_outputs(
+            {name: np.full(blocks, np.nan, np.float32) for name in ("aggregates", "prefixes")},
+            clashes=_VALUE_CLASHES, advice=VALUE_ADVICE, what="the published value")
+        return status, values["aggregates"], values["prefixes"]
+    return (scratch("status", blocks, np.int32, NOT_READY),
+            scratch("aggregates", blocks, np.float32, np.nan),
+            scratch("prefixes", blocks, np.float32, np.nan))
+
+
 def single_pass_scan(kernel, x, y, threads: int):
-    """The single-pass scan, as Exercise 11.5 is launched: ``aggregates`` and ``prefixes`` filled
-    with NaN ("not published"), ``counter`` set to 0, then one launch of ``ceil(n / tile)``
-    blocks. Returns the counter (device array)."""
+    """The single-pass scan, as Exercise 11.5 is launched: ``status`` (int32, one per tile) set
+    to NOT_READY (0), ``aggregates`` and ``prefixes`` (float32) filled with NaN, ``counter`` set
+    to 0, then one launch of ``ceil(n / tile)`` blocks. Returns the counter (device array)."""
     n = x.size
     blocks = _cdiv(max(n, 1), COARSEN * int(threads))
-    aggregates = scratch("aggregates", blocks, np.float32, np.nan)
-    prefixes = scratch("prefixes", blocks, np.float32, np.nan)
+    status, aggregates, prefixes = _tile_state(blocks)
     counter = scratch("counter", 1, np.int32, 0)
-    kernel[blocks, threads](x, y, aggregates, prefixes, counter)
+    kernel[blocks, threads](x, y, status, aggregates, prefixes, counter)
     if _state["checking"]:
         taken = int(counter.copy_to_host()[0])
         if taken != blocks:
@@ -409,9 +439,23 @@ NAN_CARRY_HINT = (
     "scan_sections_kernel write each section's total into sums[cuda.blockIdx.x] (sums arrive "
     "filled with NaN)?")
 NAN_LOOK_BACK_HINT = (
-    "tile 0 is right but later tiles are NaN: a carry read a value that was never published (NaN "
-    "means 'not yet'). Wait until the value you read is a number (`v == v` is False for NaN), and "
-    "publish both the aggregate (before looking back) and the inclusive prefix (after).")
+    "tile 0 is right but later tiles are NaN: a carry read a value that was never published "
+    "(aggregates and prefixes arrive filled with NaN). Read a value only once status[j] says it "
+    "is there (AGGREGATE: aggregates[j], PREFIX: prefixes[j]), and publish both: the aggregate "
+    "before looking back, the inclusive prefix after, each value before its status.")
+NAN_SENTINEL_HINT = (
+    "the kernel never finished on this input, which has a NaN at x[{p}] (in tile {k}): a tile "
+    "that looked back past tile {k} waited for ever. In CPU mode the blocks run one after "
+    "another, so every tile it looked at had already published: the wait took a published NaN "
+    "(tile {k}'s total, and every prefix from it on, is NaN) for 'not published yet'. No value "
+    "can mean 'not ready': NaN is a real input, and so is any other number. Wait on status[j] "
+    "(NOT_READY, AGGREGATE, PREFIX) and read the value only after it; on a GPU the same kernel "
+    "hangs the device.")
+NAN_INPUT_HINT = (
+    "this input has a NaN at x[{p}]: y[i] for i < {p} are numbers, and from y[{p}] on every "
+    "output is NaN (NaN plus anything is NaN), so every tile from tile {k} on publishes a NaN "
+    "prefix, and a tile's look-back must add it like any other value (never skip it, never take "
+    "it for 'not published').")
 UP_SWEEP_ONLY_HINT = (
     "the values are those the up-sweep (the reduction tree) leaves: element 2^k·m - 1 holds its "
     "block of 2^k elements, the last element the section's total. The down-sweep is missing: "
@@ -451,6 +495,16 @@ RACE_HINTS = {
         "after each step of their scan; and one after thread 0 has stored the carry in shared "
         "memory, before the other threads read it."),
 }
+PUBLISH_RACE_HINT = (
+    "publish the value first, then cuda.threadfence(), then the status with an atomic: "
+    "aggregates[b] = total; cuda.threadfence(); cuda.atomic.exch(status, b, AGGREGATE) (and the "
+    "same with prefixes[b] and PREFIX). Read the status with cuda.atomic.add(status, j, 0). The "
+    "fence keeps the two words in order: without it another SM may see the new status before the "
+    "value it announces.")
+READ_RACE_HINT = (
+    "once cuda.atomic.add(status, j, 0) says a value is there, cuda.threadfence() (so that the "
+    "value is not read before the status), then read the value with an atomic that changes "
+    "nothing: cuda.atomic.add(aggregates, j, 0.0) or cuda.atomic.add(prefixes, j, 0.0).")
 HANG_HINT = (
     "the kernel never finished: a tile waited for a value that no tile publishes, or that only a "
     "later tile publishes. In CPU mode the blocks run one after another in index order (and with "
@@ -464,10 +518,33 @@ class ScanProblem(Problem):
     """A scan exercise: the tolerance depends on the launch (a section's length, the block size),
     and a wrong scan's verdict names what it computed instead."""
 
-    def __init__(self, *args, per_thread: int = 1, whole: bool = False, **kwargs):
+    def __init__(self, *args, per_thread: int = 1, whole: bool = False,
+                 nan_sizes: tuple[int, int] | None = None, **kwargs):
         super().__init__(*args, **kwargs)
         self.per_thread = per_thread      # elements per thread in a section (1, 2 or COARSEN)
         self.whole = whole                # True: a whole-array scan; False: sections only
+        # (CPU mode, GPU): the length of one more case, last, whose input holds a NaN
+        self.nan_sizes = nan_sizes
+
+    def cases(self, hidden: bool = False, seed: int | None = None) -> list[Case]:
+        cases = super().cases(hidden, seed)
+        if self.nan_sizes:
+            cases.append(self.nan_case(hidden, seed))
+        return cases
+
+    def nan_case(self, hidden: bool = False, seed: int | None = None) -> Case:
+        """A case whose input has one NaN, between a third and a half of the way in: the spec
+        is NaN from there on, and the tiles after the NaN's tile look back past a NaN value."""
+        rng = np.random.default_rng(stable_seed(
+            self.case_seed(hidden) if seed is None else seed, "a NaN in the input"))
+        n = self.nan_sizes[1 if device.current().is_gpu else 0]
+        x = scan_inputs(n, rng)
+        p = int(rng.integers(n // 3, n // 2))
+        x[p] = np.nan
+        threads = (self.visible_block_size if not hidden and self.visible_block_size
+                   else int(rng.choice(self.block_sizes)))
+        return Case(size=n, inputs={"x": x}, threads=threads, blocks=self.blocks_for(n, threads),
+                    label=f"n = {n} with a NaN at x[{p}]")
 
     def section(self, threads: int) -> int:
         return self.per_thread * int(threads)
@@ -508,13 +585,16 @@ class ScanProblem(Problem):
         if self.value_hint and verdict.hint == GENERIC_VALUE_HINT:
             verdict.hint = self.value_hint
         if outcome.error:
-            verdict.hint = self._error_hint(outcome) or verdict.hint
+            verdict.hint = self._error_hint(outcome, case) or verdict.hint
             return verdict
         got = outcome.outputs.get("y")
         if got is None or np.asarray(got).shape != expected["y"].shape:
             return verdict
         got = np.asarray(got, dtype=np.float64)
         hint = self._diagnose(x, got, expected["y"], tol["y"], threads)
+        if np.isnan(x).any():
+            p = int(np.argmax(np.isnan(x)))
+            hint = NAN_INPUT_HINT.format(p=p, k=p // S)
         if hint:
             verdict.hint = hint
         if verdict.index is not None and show_inputs:
@@ -527,11 +607,19 @@ class ScanProblem(Problem):
                                     f"{fmt(expected['y'][i - 1])}, got {fmt(got[i - 1])})")
         return verdict
 
-    def _error_hint(self, outcome) -> str:
+    def _error_hint(self, outcome, case) -> str:
         error = outcome.error or ""
         if "shared-memory race" in error:
             return RACE_HINTS.get(self.name, "")
+        if "global-memory race on the tile status" in error:
+            return PUBLISH_RACE_HINT
+        if "global-memory race on the published value" in error:
+            return READ_RACE_HINT
         if outcome.error_kind == "hang" and self.name == "scan_single_pass":
+            x = case.inputs.get("x")
+            if x is not None and np.isnan(x).any():
+                p = int(np.argmax(np.isnan(x)))
+                return NAN_SENTINEL_HINT.format(p=p, k=p // self.section(int(case.threads)))
             return HANG_HINT
         if "TileCounterError" in error:
             return ("the simulator runs blocks in index order, so using cuda.blockIdx.x as the tile "
@@ -544,7 +632,7 @@ class ScanProblem(Problem):
         S = self.section(threads)
         n = x.size
         x64 = np.asarray(x, dtype=np.float64)
-        nan = np.isnan(got)
+        nan = np.isnan(got) & ~np.isnan(exp)
         section_of = np.arange(n) // S
 
         # An alternative is matched within the bound its own sums allow: its terms' magnitude is
@@ -734,4 +822,6 @@ scan_single_pass = ScanProblem(
     # look-back of one tile at a time, 3.07 ms in its speed test (45%): the bar is 30%.
     speed=SpeedBar(min_fraction_of_reference=0.3, baseline="parallel", min_speedup=5.0),
     per_thread=COARSEN, whole=True, value_hint=_VALUE_HINT_WHOLE,
+    # A last case with a NaN in the input (5 tiles of 512, or 3 of 1024; on a GPU 5860 tiles).
+    nan_sizes=(2100, 3_000_017),
 )

@@ -8,7 +8,7 @@ TILE_WORDS = COARSEN * MAX_THREADS + COARSEN * MAX_THREADS // 32
 
 
 @cuda.jit
-def scan_single_pass_kernel(x, y, aggregates, prefixes, counter):
+def scan_single_pass_kernel(x, y, status, aggregates, prefixes, counter):
     tile = cuda.shared.array(TILE_WORDS, float32)
     part = cuda.shared.array((2, MAX_THREADS), float32)
     ticket = cuda.shared.array(1, int32)
@@ -46,19 +46,25 @@ def scan_single_pass_kernel(x, y, aggregates, prefixes, counter):
         carry = float32(0)
         if b == 0:
             prefixes[0] = total
+            cuda.threadfence()
+            cuda.atomic.exch(status, 0, 2)
         else:
             aggregates[b] = total                       # publish before waiting for anyone
+            cuda.threadfence()
+            cuda.atomic.exch(status, b, 1)
             j = b - 1
             while True:
-                p = cuda.atomic.add(prefixes, j, 0.0)   # a read that sees other blocks' stores
-                if p == p:                              # a number: tiles 0 .. j are done
-                    carry += p
-                    break
-                a = cuda.atomic.add(aggregates, j, 0.0)
-                if a == a:                              # tile j's own total: keep looking back
-                    carry += a
+                s = cuda.atomic.add(status, j, 0)       # a read that sees other blocks' stores
+                if s != 0:
+                    cuda.threadfence()
+                    if s == 2:                          # tiles 0 .. j are done
+                        carry += cuda.atomic.add(prefixes, j, 0.0)
+                        break
+                    carry += cuda.atomic.add(aggregates, j, 0.0)   # tile j alone: look further
                     j -= 1
             prefixes[b] = carry
+            cuda.threadfence()
+            cuda.atomic.exch(status, b, 2)
         carry_shared[0] = carry
     cuda.syncthreads()
     before = carry_shared[0]
