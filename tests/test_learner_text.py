@@ -86,3 +86,47 @@ def test_every_chapter_says_what_it_assumes_and_how_long_and_the_readme_lists_th
     for number, (assumes, hours) in headers.items():
         row = re.search(rf"^\| {number} · .*\| (.*) \| ([\d.]+) h \|$", readme, re.M)
         assert row and row.groups() == (assumes, hours), (number, row and row.groups())
+
+
+# ---- bound exercises ask for a derivation, not for re-typing ---------------------------------------
+
+_SPAN = re.compile(r"```.*?```|`[^`\n]+`", re.DOTALL)
+
+
+def _formula_spans(markdown: str) -> list[str]:
+    """Code spans and blocks of markdown that spell out arithmetic on named quantities: a product
+    (·) together with a division, the shape every bound's formula has. A general law such as the
+    roofline's `time ≥ max(F / peak, Q / bandwidth)` names no product and stays allowed."""
+    return [span for span in _SPAN.findall(markdown) if "·" in span and "/" in span]
+
+
+def _bound_exercise_text() -> list[tuple[str, str]]:
+    """(exercise, the learner's markdown from the section before it up to its solution cell) for
+    every exercise that asks for a time bound."""
+    out = []
+    for path in sorted((REPO / "source").glob("ch*/ch*.py")):
+        text = path.read_text()
+        for match in re.finditer(r'"grade_id": "(\w+_bounds?)_solution"', text):
+            before = text[:match.start()]
+            start = before.rfind("# ## Predict")
+            start = start if start >= 0 else before.rfind("# ## Exercise")
+            markdown = "\n".join(line[2:] for line in before[start:].splitlines()
+                                 if line.startswith("# ") and not line.startswith("# %%"))
+            out.append((f"{path.parent.name}:{match.group(1)}", markdown))
+    return out
+
+
+def test_bound_exercises_do_not_print_the_formula_they_ask_for():
+    """The "bound" exercises give the facts (what each kernel loads, what waits for what) and ask
+    the learner to write the bound: the text before the solution cell shows no formula to re-type."""
+    exercises = _bound_exercise_text()
+    assert len(exercises) >= 6, exercises
+    found = {name: _formula_spans(markdown) for name, markdown in exercises}
+    assert not any(found.values()), {k: v for k, v in found.items() if v}
+
+
+def test_a_printed_bound_formula_is_found():
+    printed = "Then\n```\ntime ≥ height · width · (bytes_in + bytes_out) / bandwidth\n```\n"
+    assert _formula_spans(printed)
+    assert _formula_spans("is `4 · (in_tile² / out_tile² + 1)` bytes")
+    assert not _formula_spans("```\ntime ≥ max(F / peak FLOP/s,  Q / bandwidth)\n```")

@@ -965,6 +965,10 @@ except ag.timing.NeedsGPU as why:
 # elements, `docs/benchmarks.md`: the copy 0.505 ms, the course's hierarchical scan 1.502 ms,
 # its single-pass scan 1.328 ms, `cupy.cumsum` 1.97 ms) with your predictions from 11.3. The
 # course's single pass runs at 1.48× the speed of `cupy.cumsum` and 38% of a copy's on the H200.
+# (The H200's single-pass figures come from look-back kernels that marked an unpublished tile
+# with NaN in its value, not with a status word: the same bytes, with plain loads of the values
+# where the status word takes an atomic exchange to publish and atomic reads to look back. Your
+# GPU's run of the cell above times the status-word kernels.)
 # In the cell below, in 5 to 10 sentences:
 #
 # 1. for the hierarchical and the single-pass scan, give the bound (bytes at the copy's
