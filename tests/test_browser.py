@@ -9,11 +9,15 @@ The same machinery is first proven on tests/browser/demo.ipynb, which also holds
 checks must reject and a failing nbgrader test cell that the error check must see and Validate
 must fail.
 
+A third test opens a one-cell notebook calling ``ag.reveal(...)`` beside a learner's chapter 3: the
+cell refuses before a self-grade and shows the model answer once a passing one is recorded.
+
 Where Chromium or Playwright is missing these tests skip, saying why; with AAG_BROWSER_TEST=require
 (CI: .ci/run sets it, and so does CI=...) they fail instead. See tests/browser/harness.py.
 """
 
 import os
+import re
 import shutil
 import sys
 import time
@@ -288,3 +292,68 @@ def test_chapter1_in_the_browser(chromium, lab, shots):
         assert not problems, nb.explain("chapter 1 in JupyterLab:\n  - " + "\n  - ".join(problems))
     finally:
         nb.close()
+
+
+# --- a written answer's model answer, revealed after a self-grade ----------------------------------
+
+REVEAL_CHAPTER, REVEAL_ID = "ch03_multidimensional", "image_gap_answer"
+
+
+def _plain_sentences(markdown: str) -> list[str]:
+    """The model answer's sentences that Markdown renders as they are written (no emphasis or
+    code marks), with their line breaks made spaces, as the rendered page shows them."""
+    text = " ".join(markdown.split())
+    return [s for s in re.split(r"(?<=[.!?])\s+", text) if len(s) > 40 and not set(s) & set("*`_[")]
+
+
+@pytest.mark.slow
+def test_reveal_in_the_browser(chromium, lab, shots):
+    """A learner's cell ``ag.reveal(...)`` in JupyterLab: before a self-grade of the chapter it
+    refuses, saying why; once a passing self-grade is recorded beside the notebook (as ``aag
+    grade`` records it), the same cell run again shows the model answer, rendered as Markdown."""
+    import nbformat
+
+    from autograder.grading.judge import grade_cells
+    from autograder.learner import answers
+
+    folder = lab.root / REVEAL_CHAPTER
+    folder.mkdir(exist_ok=True)
+    path = f"{REVEAL_CHAPTER}/reveal.ipynb"
+    release = nbformat.read(str(ROOT / "course" / REVEAL_CHAPTER / f"{REVEAL_CHAPTER}.ipynb"),
+                            as_version=4)
+    nb = nbformat.v4.new_notebook(metadata={"kernelspec": release.metadata.kernelspec})
+    nb.cells = [nbformat.v4.new_code_cell(f'import autograder as ag\nag.reveal("{REVEAL_ID}")')]
+    nbformat.write(nb, str(lab.root / path))
+    chapter, model = answers.model_answer(REVEAL_ID)
+    sentences = _plain_sentences(model)
+    assert chapter == REVEAL_CHAPTER and sentences, (chapter, model[:200])
+
+    def outputs(page):
+        texts = page.locator(f"{harness.PANEL} .jp-OutputArea-output").all_inner_texts()
+        return " ".join(" ".join(texts).split())
+
+    page_nb = Notebook(chromium, lab, shots, path)
+    try:
+        page_nb.open()
+        page_nb.run_all(timeout_s=180)
+        before = outputs(page_nb.page)
+        assert "Not yet" in before and "no self-grade of it found" in before, page_nb.explain(
+            f"before a self-grade, ag.reveal showed: {before[:500]!r}")
+        assert not any(s in before for s in sentences), page_nb.explain("revealed too early")
+
+        # The self-grade as `aag grade` records it: every graded cell of the release passed.
+        answers.record_self_grade(folder, chapter, {g: True for _, g, _ in grade_cells(release)})
+        page_nb.run_all(timeout_s=180)
+        after = outputs(page_nb.page)
+        assert "Not yet" not in after, page_nb.explain(f"still refused: {after[:500]!r}")
+        missing = [s for s in sentences if s not in after]
+        assert not missing, page_nb.explain(f"model answer not shown; missing {missing[:1]}; "
+                                            f"the output: {after[:500]!r}")
+        # Rendered as Markdown (its emphasis an <em>), not shown as a Python object's repr.
+        emphasis = page_nb.page.locator(f"{harness.PANEL} .jp-OutputArea .jp-RenderedMarkdown em",
+                                        has_text="Model answer")
+        assert emphasis.count() == 1, page_nb.explain("the model answer is not rendered Markdown")
+        harness.screenshot_notebook(page_nb.page, shots / "reveal.png")
+    finally:
+        page_nb.close()
+    print(f"browser test: reveal: {page_nb.times}")

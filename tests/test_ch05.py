@@ -1,6 +1,9 @@
-"""Chapter 5: does the tiled-matmul check pass correct tiled kernels and fail each classic tiling
-bug (a missing barrier, unpadded edge tiles, swapped tile indices, float16) with a verdict that
-says what went wrong? Is the roofline exercise judged to float64 precision?"""
+"""Chapter 5: does the tiled-matmul check pass correct tiled kernels, at each tile side a learner
+may choose (8, 16, 32), and fail each classic tiling bug (a missing barrier, unpadded edge tiles,
+swapped tile indices, float16, a single phase) with a verdict that says what went wrong? Is the
+roofline exercise judged to float64 precision?"""
+
+import types
 
 import numpy as np
 import pytest
@@ -217,16 +220,119 @@ def test_missing_second_barrier_fails_every_time():
         assert "again after the reads, before the tile is overwritten" in text, text
 
 
-def test_cases_are_partial_tiles_and_launched_with_tile_blocks():
-    """Are no sides multiples of TILE (every edge tile partial), is K long enough for several
-    tiles, and is every case launched with TILE × TILE blocks?"""
-    assert ch05.TILE == TILE
+def test_cases_are_partial_tiles_at_every_tile_side():
+    """Are no fixed sides multiples of 8 (so of no tile side: every edge tile partial)? At each
+    tile side, does a visible case have several phases along K and several blocks across C, and
+    do the hidden ones have several block rows?"""
     first = ch05.tiled_matmul.cases()[0]
     m, k, n = first.size
     assert all(s % TILE for s in (m, k, n)) and k > 2 * TILE and len({m, k, n}) == 3
-    for case in ch05.tiled_matmul.cases() + ch05.tiled_matmul.cases(hidden=True):
-        assert case.threads == (TILE, TILE)
-        assert case.blocks == (-(-case.size[2] // TILE), -(-case.size[0] // TILE))
+    sizes = ch05.tiled_matmul.sizes
+    for size in sizes.visible + sizes.hidden:
+        assert size == (1, 1, 1) or all(s % 8 for s in size if s > 1), size
+    for tile in ch05.TILES:
+        assert any(k > tile and n > tile for _, k, n in sizes.visible), tile
+        assert any(m > tile for m, _, _ in sizes.hidden), tile
+
+
+class _Launches:
+    """A stand-in kernel: records the launch shapes it is given; its function sees ``TILE``."""
+
+    def __init__(self, tile):
+        self.py_func = types.FunctionType((lambda A, B, C: None).__code__, {"TILE": tile})
+        self.shapes = []
+
+    def __getitem__(self, shape):
+        self.shapes.append(shape)
+        return lambda *args: None
+
+
+@pytest.mark.parametrize("tile", [8, 16, 32])
+def test_the_launch_uses_the_kernels_own_tile(tile):
+    """Is the kernel launched with blocks of its own TILE × TILE threads, over all of C?"""
+    kernel = _Launches(tile)
+    for case in ch05.tiled_matmul.cases(hidden=True):
+        ch05.tiled_matmul.launch(kernel, {"A": None, "B": None}, {"C": None}, case)
+        m, _, n = case.size
+        assert kernel.shapes[-1] == ((-(-n // tile), -(-m // tile)), (tile, tile))
+
+
+@pytest.mark.parametrize("tile", [None, 4, 12, 64, True, "16"])
+def test_a_tile_side_other_than_8_16_or_32_is_refused(tile):
+    """Is a kernel without a TILE, or with one the check does not launch, failed with a verdict
+    that says what to set?"""
+    names = dict(tiled_ok.py_func.__globals__)
+    names.pop("TILE")
+    if tile is not None:
+        names["TILE"] = tile
+    fn = tiled_ok.py_func
+    kernel = cuda.jit(types.FunctionType(fn.__code__, names, fn.__name__))
+    failure = _verdict(ch05.tiled_matmul, kernel, hidden=False)
+    assert failure and "set TILE = 8, 16 or 32" in failure, failure
+    assert ("no TILE is defined" if tile is None else f"TILE is {tile!r}") in failure, failure
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("tile", [16, 32])
+def test_a_correct_kernel_passes_at_every_tile_side(tile):
+    """Does the same correct kernel pass, visible and hidden cases, with TILE = 16 and 32 (8:
+    CASES above), compiled again for that side by the notebook's with_tile?"""
+    kernel = ch05.with_tile(tiled_ok, tile)
+    assert ch05.tile_of(kernel) == tile and ch05.tile_of(tiled_ok) == TILE
+    failure = _verdict(ch05.tiled_matmul, kernel)
+    assert failure is None, failure
+
+
+def _one_phase(A, B, C):
+    # One tile along K: the sum stops after the first TILE terms (right only when K <= TILE).
+    sA = cuda.shared.array((TILE, TILE), float32)
+    sB = cuda.shared.array((TILE, TILE), float32)
+    tx, ty = cuda.threadIdx.x, cuda.threadIdx.y
+    row = cuda.blockIdx.y * TILE + ty
+    col = cuda.blockIdx.x * TILE + tx
+    sA[ty, tx] = A[row, tx] if row < A.shape[0] and tx < A.shape[1] else 0
+    sB[ty, tx] = B[ty, col] if ty < B.shape[0] and col < B.shape[1] else 0
+    cuda.syncthreads()
+    acc = float32(0)
+    for k in range(TILE):
+        acc += sA[ty, k] * sB[k, tx]
+    if row < C.shape[0] and col < C.shape[1]:
+        C[row, col] = acc
+
+
+def _inner_loop_of_8(A, B, C):
+    # TILE everywhere but the inner loop, written for 8 × 8 tiles: right only at TILE = 8.
+    sA = cuda.shared.array((TILE, TILE), float32)
+    sB = cuda.shared.array((TILE, TILE), float32)
+    tx, ty = cuda.threadIdx.x, cuda.threadIdx.y
+    row = cuda.blockIdx.y * TILE + ty
+    col = cuda.blockIdx.x * TILE + tx
+    acc = float32(0)
+    for t in range((A.shape[1] + TILE - 1) // TILE):
+        a_col, b_row = t * TILE + tx, t * TILE + ty
+        sA[ty, tx] = A[row, a_col] if row < A.shape[0] and a_col < A.shape[1] else 0
+        sB[ty, tx] = B[b_row, col] if b_row < B.shape[0] and col < B.shape[1] else 0
+        cuda.syncthreads()
+        for k in range(8):
+            acc += sA[ty, k] * sB[k, tx]
+        cuda.syncthreads()
+    if row < C.shape[0] and col < C.shape[1]:
+        C[row, col] = acc
+
+
+@pytest.mark.slow
+def test_a_kernel_right_at_one_tile_side_only_fails_at_the_others():
+    """A single-phase kernel with 32 × 32 tiles is right for every K <= 32; an inner loop of 8
+    products is right at TILE = 8 only. Does the visible check fail each at the side it states?"""
+    one_phase = ch05.with_tile(cuda.jit(_one_phase), 32)
+    failure = _verdict(ch05.tiled_matmul, one_phase, hidden=False)
+    assert failure and "A 2 × 37 times B 37 × 35" in failure and "elements are wrong" in failure, \
+        failure
+    assert _verdict(ch05.tiled_matmul, ch05.with_tile(cuda.jit(_inner_loop_of_8), 8),
+                    hidden=False) is None
+    failure = _verdict(ch05.tiled_matmul, ch05.with_tile(cuda.jit(_inner_loop_of_8), 16),
+                       hidden=False)
+    assert failure and "elements are wrong" in failure, failure
 
 
 def test_tiled_tolerance_is_chapter_3s():

@@ -13,7 +13,7 @@
 #   floating-point operations per byte** it loads; you will write a **tiled matmul** with
 #   `TILE × TILE` tiles in shared memory that loads `TILE` times fewer bytes (8× fewer for 8 × 8
 #   tiles), with both of its `cuda.syncthreads()` barriers in the right places, and say why each
-#   one is needed.
+#   one is needed; then time it with 8, 16 and 32 as `TILE` on your GPU.
 # - Use the **roofline**: compute, before running anything, the shortest time a kernel can take
 #   on a device with a given bandwidth and peak FLOP/s, and tell whether it is limited by memory or
 #   by arithmetic.
@@ -186,9 +186,10 @@ for tile in (1, 8, 16):
 # ## Exercise 5.1 · A tiled matrix multiplication (4 points)
 #
 # Write `tiled_matmul_kernel(A, B, C)`: `A` is `M × K`, `B` is `K × N`, `C` is `M × N`, all
-# float32 device arrays. Use the module constant **`TILE = 8`** defined in the cell: two shared
-# arrays `cuda.shared.array((TILE, TILE), float32)`, one for a tile of A and one for a tile of B.
-# Each thread:
+# float32 device arrays. The tile side is yours to choose: the module constant **`TILE`** set in
+# the cell, **8, 16 or 32** (8 to start with; a block has `TILE²` threads, at most 1024). Use it
+# everywhere the tile side appears: two shared arrays `cuda.shared.array((TILE, TILE), float32)`,
+# one for a tile of A and one for a tile of B. Each thread:
 #
 # - takes `tx, ty = cuda.threadIdx.x, cuda.threadIdx.y`, its row `blockIdx.y · TILE + ty` and its
 #   column `blockIdx.x · TILE + tx` of C;
@@ -200,23 +201,27 @@ for tile in (1, 8, 16):
 #
 # Roughly 15 lines.
 #
-# **How the check launches it.** Blocks of `(TILE, TILE)` = 8 × 8 threads (x × y) and a grid of
-# `(ceil(N / 8), ceil(M / 8))` blocks: x covers C's columns, y its rows. Every launch, visible
-# and hidden, uses 8 × 8 blocks, so keep `TILE = 8`.
+# **How the check launches it.** Blocks of `(TILE, TILE)` threads (x × y) and a grid of
+# `(ceil(N / TILE), ceil(M / TILE))` blocks: x covers C's columns, y its rows. The check reads
+# `TILE` from your notebook when it launches the kernel, for every case, visible and hidden.
+# Numba reads it too, when it compiles the kernel: if you change `TILE`, run the kernel's cell
+# again, so that the kernel is compiled for the new tile side.
 #
 # **What the check does.** As for chapter 3's matmul: `C` filled with NaN, values with a random
 # offset and scale, every element compared with the float64 product, allowed error
 # `γ_K · Σₖ |A[row, k] · B[k, col]|` (`γₖ = k·u / (1 − k·u)`, `u = 2⁻²⁴`), which any order of
-# summation in float32 meets. Shapes 13 × 21 times 21 × 10 (three phases, the last one partial),
-# 5 × 3 times 3 × 7 (one partial tile) and 1 × 1 times 1 × 1; the hidden tests use other shapes
-# with sides up to 21 (small, because CPU mode simulates every thread; on a GPU they are
+# summation in float32 meets. Shapes 13 × 21 times 21 × 10 (three phases of 8, the last one
+# partial), 2 × 37 times 37 × 35 (several phases and several blocks across C at every tile side)
+# and 1 × 1 times 1 × 1: no side is a multiple of 8, so of no tile side. The hidden tests use
+# other such shapes with sides up to 37 (small, because CPU mode simulates every thread, and a
+# block of 1024 threads for `TILE = 32` takes it over a second per phase; on a GPU they are
 # larger). In CPU mode the race detector watches every access to `sA` and `sB`: a missing
 # barrier fails the check on every run, with a message naming the two threads and lines.
 
 # %% nbgrader={"grade": false, "grade_id": "tiled_matmul_solution", "locked": false, "schema_version": 3, "solution": true, "task": false}
 from numba import float32
 
-TILE = 8   # the tile side; the check launches blocks of TILE × TILE threads
+TILE = 8   # your tile side: 8, 16 or 32; the check launches blocks of TILE × TILE threads
 
 
 @cuda.jit
@@ -260,8 +265,9 @@ ag.problems.ch05.tiled_matmul.check_hidden(tiled_matmul_kernel)
 ### END HIDDEN TESTS
 
 # %% [markdown]
-# **Speed (2 points, on a GPU).** 4096 × 4096 matrices, 8 × 8 blocks, fresh inputs and a
-# NaN-filled C for each of 23 calls, 4096 random elements of C checked after every call. The bar:
+# **Speed (2 points, on a GPU).** 4096 × 4096 matrices, blocks of your `TILE × TILE`, fresh
+# inputs and a NaN-filled C for each of 23 calls, 4096 random elements of C checked after every
+# call. The bar:
 # 70% of the course's own 8 × 8 tiled kernel, timed in the same run, and at least twice as fast
 # as NumPy's `A @ B` on all the CPU's cores (a BLAS library tuned for years). The bar asks for
 # the speed of *this* algorithm, not for more: chapter 6 makes it much faster.
@@ -314,8 +320,9 @@ except SharedMemoryRace as race:
 # %% [markdown]
 # In CPU mode the message names an element of `sA` (or `sB`) that one thread **wrote** on the load
 # line of the *next* phase while another thread **read** it on the `acc +=` line of the current
-# one, with no barrier between. On a GPU nothing stops the launch: the 64 threads of a block form
-# two warps, and whether one warp runs ahead of the other far enough to overwrite a tile before
+# one, with no barrier between. On a GPU nothing stops the launch: the 64 threads of an 8 × 8
+# block form two warps (a 32 × 32 block, 32 warps), and whether one warp runs ahead of another
+# far enough to overwrite a tile before
 # the other has read it depends on scheduling. The result may be right on one run, on one GPU,
 # with one matrix size, and wrong on another. That is why the rule is mechanical: **a barrier after
 # the writes and before the reads, and a barrier after the reads and before the next writes.**
@@ -374,6 +381,50 @@ else:
     ag.experiments.steps("ch05_matmul", measured,
                          reference="cuBLAS (CuPy)" if "cuBLAS (CuPy)" in measured else None,
                          title=f"Matmul of {side} × {side} float32").show()
+
+# %% [markdown]
+# ### Which tile side? Time all three
+#
+# A larger tile divides the global traffic further (`TILE / 4` FLOP/byte: 2, 4 and 8 for 8, 16
+# and 32), but each block then needs `2 · TILE² · 4` bytes of shared memory (512 B, 2 KB, 8 KB)
+# and `TILE²` threads, which limits how many blocks an SM holds at once (PMPP §5.6), and every
+# thread still makes two shared-memory loads per multiply-add whatever the tile. **Predict**
+# which of 8, 16 and 32 is fastest on your GPU, then run the cell. It compiles your kernel again
+# for each tile side (`ag.problems.ch05.with_tile`: the same code, with its own `TILE`; your
+# notebook's `TILE` does not change), launches it once (the warm-up: that launch compiles it),
+# then times `repeats` launches between two CUDA events. Not graded. In CPU mode it runs a
+# 20 × 20 product only, to show that the three give the right answer, and prints no time: the
+# simulator's events return -1, and its speed says nothing about a GPU's.
+
+# %%
+why = ag.timing.not_measured("Timing the tile sides")
+side, repeats = (4096, 10) if why is None else (20, 0)     # CPU mode: the warm-up only
+g = np.random.default_rng(1)
+A_s = g.standard_normal((side, side), dtype=np.float32)
+B_s = g.standard_normal((side, side), dtype=np.float32)
+C_s = A_s @ B_s
+dA, dB = cuda.to_device(A_s), cuda.to_device(B_s)
+dC = cuda.device_array((side, side), np.float32)
+for tile in (8, 16, 32):
+    kernel = ag.problems.ch05.with_tile(tiled_matmul_kernel, tile)
+    grid = ((side + tile - 1) // tile, (side + tile - 1) // tile)
+    kernel[grid, (tile, tile)](dA, dB, dC)          # warm-up: compiles for this tile side
+    cuda.synchronize()
+    start, end = cuda.event(), cuda.event()
+    start.record()
+    for _ in range(repeats):
+        kernel[grid, (tile, tile)](dA, dB, dC)
+    end.record()
+    end.synchronize()
+    error = np.abs(dC.copy_to_host() - C_s).max()
+    if repeats:
+        ms = start.elapsed_time(end) / repeats
+        print(f"TILE = {tile:2d}: {ms:8.2f} ms, {2 * side ** 3 / ms / 1e9:7.0f} GFLOP/s; "
+              f"largest difference from NumPy {error:.1e}")
+    else:
+        print(f"TILE = {tile:2d}: ran; largest difference from NumPy {error:.1e}")
+if why:
+    print(why)
 
 # %% [markdown]
 # ## Predict: the roofline
@@ -470,7 +521,7 @@ plt.show()
 # **Explain the gap (2 points, graded by your instructor).** Take your device's figures (on a GPU:
 # `ag.timing.copy_ceiling` for the bandwidth, the FP32 peak from its data sheet; without one, the
 # H200-like figures above and the H200 measurements in `docs/benchmarks.md`). Compute your bound
-# for the naive kernel (`tile = 1`) and for yours (`tile = 8`) on 4096³, and compare each with
+# for the naive kernel (`tile = 1`) and for yours (`tile = TILE`) on 4096³, and compare each with
 # the time measured above. In three to six sentences: which kernel is closer to its bound, and
 # why is neither at it? Name at least two things the model ignores (caches serving repeated
 # loads, shared-memory bandwidth and the two shared loads per multiply-add, barriers, occupancy,

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 from autograder.problems.kit.kernels import KernelCache
 
-TILE = 8   # the tile side the exercise asks for, and the block the check launches (TILE × TILE)
+TILE = 8   # the reference kernel's tile side (its blocks are TILE × TILE threads)
+TILES = (8, 16, 32)   # the tile sides a learner may choose: a block of TILE² ≤ 1024 threads
 
 cuda = float32 = None            # module globals, bound by KernelCache on first use
 _kernels = KernelCache(globals(), "cuda", "float32")
@@ -13,7 +14,8 @@ _kernels = KernelCache(globals(), "cuda", "float32")
 @_kernels.lazy
 def reference_tiled():
     """The exercise's algorithm (8 × 8 tiles, one element of C per thread), as the course writes
-    it: the speed test asks for this kernel's speed, not for a faster algorithm (chapter 6)."""
+    it: the speed test asks for this kernel's speed, not for a faster algorithm (chapter 6). Its
+    launch, like the learner's, reads the tile side from the module's ``TILE``."""
     @cuda.jit
     def tiled_matmul_reference(A, B, C):
         sA = cuda.shared.array((TILE, TILE), float32)

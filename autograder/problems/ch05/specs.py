@@ -2,14 +2,17 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import numpy as np
 
+from autograder.core.spec import Case
 from autograder.grading.problem import Problem, Sizes, SpeedBar
-from autograder.problems.ch05.references import TILE, reference_tiled
+from autograder.problems.ch05.references import TILES, reference_tiled
 from autograder.problems.kit.formula import formula_problem
 from autograder.problems.kit.matmul import (MATMUL_BASELINES, SPEED_MATMUL, cupy_matmul,
                                             matmul_blocks, matmul_bytes_moved, matmul_flops,
-                                            matmul_inputs, matmul_launch, matmul_outputs,
+                                            matmul_inputs, matmul_outputs,
                                             matmul_sample, matmul_spec, matmul_speed_inputs,
                                             matmul_tolerance)
 
@@ -18,19 +21,56 @@ U64 = 2.0 ** -53
 
 # ---- 5.1 tiled matrix multiplication ------------------------------------------------------------
 
-tiled_matmul = Problem(
+def tile_of(kernel) -> int:
+    """The tile side a tiled matmul kernel is written for: the module constant ``TILE`` that its
+    Python function sees (the learner's notebook; ``references.py`` for the course's kernel), one
+    of :data:`TILES`. Numba reads that global when it compiles the kernel, so it is the size of
+    the kernel's shared tiles and the block side it must be launched with."""
+    names = getattr(getattr(kernel, "py_func", None), "__globals__", None)
+    if names is None:
+        raise TypeError("tiled_matmul_kernel must be a @cuda.jit kernel")
+    tile = names.get("TILE")
+    if isinstance(tile, (int, np.integer)) and not isinstance(tile, bool) and int(tile) in TILES:
+        return int(tile)
+    found = "no TILE is defined" if tile is None else f"TILE is {tile!r}"
+    raise ValueError(f"{found}: the check launches your kernel with blocks of TILE × TILE threads, "
+                     f"TILE read from your notebook; set TILE = 8, 16 or 32 in the kernel's cell")
+
+
+def tiled_launch(kernel, inputs, outputs, case):
+    """Blocks of TILE × TILE threads, TILE the kernel's own (:func:`tile_of`), and a grid of
+    (ceil(N / TILE), ceil(M / TILE)) blocks: x across C's columns, y down its rows."""
+    block = (tile_of(kernel),) * 2
+    kernel[matmul_blocks(case.size, block), block](inputs["A"], inputs["B"], outputs["C"])
+
+
+class TiledMatmul(Problem):
+    """The tiled matmul, launched with the learner's tile side: the launch reads it from the
+    kernel (:func:`tiled_launch`), in the process that runs the kernel, so a case carries no
+    launch shape of its own."""
+
+    def time_limit(self, case: Case) -> float:
+        # The limit of the tile side whose grid has the most threads (the most padding).
+        limit = super().time_limit
+        return max(limit(replace(case, blocks=matmul_blocks(case.size, (t, t)), threads=(t, t)))
+                   for t in TILES)
+
+
+tiled_matmul = TiledMatmul(
     "tiled_matmul", title="C = A @ B with TILE × TILE tiles of A and B in shared memory",
     spec=matmul_spec, make_inputs=matmul_inputs, outputs=matmul_outputs,
-    tolerance=matmul_tolerance, launch=matmul_launch,
-    block_sizes=((TILE, TILE),), visible_block_size=(TILE, TILE), blocks_for=matmul_blocks,
-    # (M, K, N), no side a multiple of TILE: every block row, block column and the last tile
-    # along K is partial. K = 21 gives three tiles along K, so a missing second barrier races in
-    # the first case; K = 3 and 1 × 1 × 1 fit in one tile (everything is padding but a corner).
-    # CPU sides stay below 22: the simulator takes ~0.1 s per block and phase, and autograde
-    # gives a test cell 25 s on a loaded 2-core machine.
-    cpu_sizes=Sizes(visible=((13, 21, 10), (5, 3, 7), (1, 1, 1)),
-                    hidden=((11, 9, 19), (1, 21, 17), (23, 29, 19)), hidden_random=(2, 1, 20)),
-    gpu_sizes=Sizes(visible=((1023, 517, 1537), (13, 21, 10), (5, 3, 7), (1, 1, 1)),
+    tolerance=matmul_tolerance, launch=tiled_launch,
+    # (M, K, N), no side a multiple of 8 (so of no tile side): every block row, block column and
+    # the last tile along K is partial, whatever the learner's TILE. K = 21 gives three tiles of
+    # 8 (two of 16), so a missing second barrier races in the first case; K = 37 gives two tiles
+    # of 32 and N = 35 two blocks of 32 across C, so the second case does that at every tile
+    # side; 1 × 1 × 1 fits in one tile (everything is padding but a corner). Hidden, M = 37: two
+    # block rows of 32. CPU sides stay small: the simulator takes ~0.1 s per block of 64 threads
+    # and phase, ~1.5 s per block of 1024 (TILE = 32), the race detector watching.
+    cpu_sizes=Sizes(visible=((13, 21, 10), (2, 37, 35), (1, 1, 1)),
+                    hidden=((11, 9, 19), (1, 21, 17), (23, 29, 19), (37, 5, 3)),
+                    hidden_random=(2, 1, 20)),
+    gpu_sizes=Sizes(visible=((1023, 517, 1537), (13, 21, 10), (2, 37, 35), (1, 1, 1)),
                     hidden=((11, 9, 19), (1, 21, 17)), hidden_random=(3, 1, 1200),
                     speed=SPEED_MATMUL),
     bytes_moved=matmul_bytes_moved, flops=matmul_flops, baselines=MATMUL_BASELINES,
