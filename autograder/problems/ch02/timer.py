@@ -133,11 +133,17 @@ def _launch_on_gpu(k: int, ms: float, runs: Runs, state: dict) -> None:
         if runs.watch is not None:
             runs.watch.ignore(start)
             runs.watch.ignore(end)
-        start.record()
-        kernel[1, 1](CALIBRATION_SLEEPS, out)
-        end.record()
-        end.synchronize()
-        state["ms_per_sleep"] = max(cuda.event_elapsed_time(start, end), 1e-3) / CALIBRATION_SLEEPS
+        sleeps = CALIBRATION_SLEEPS
+        while True:          # how long one nanosleep of the loop takes, from a run of 2 ms or more
+            start.record()
+            kernel[1, 1](sleeps, out)
+            end.record()
+            end.synchronize()
+            elapsed = cuda.event_elapsed_time(start, end)
+            if elapsed >= 2.0 or sleeps >= CALIBRATION_SLEEPS << 12:
+                break
+            sleeps *= 8
+        state["ms_per_sleep"] = max(elapsed, 1e-3) / sleeps
     start, end = cuda.event(), cuda.event()
     if runs.watch is not None:
         runs.watch.ignore(start)
