@@ -210,6 +210,9 @@ def select(override: str | None = None) -> Backend:
     if backend.name == "cpu":
         from autograder.machine import simulator
         simulator.install(warp_size=backend.warp_size)
+    if backend.name in ("cpu", "cuda"):
+        from autograder.machine import events
+        events.install(backend.name)
     _selected = backend
     return backend
 

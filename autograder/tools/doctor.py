@@ -287,8 +287,9 @@ def collect(ptx: bool = True) -> dict:
 
     # -- limits of this machine
     if backend is not None and backend.name == "cpu":
-        add("Will not work here", WARN, "speed tests and timing: they need a GPU (the simulator's "
-            "event timing returns -1); speed cells say so and are skipped")
+        add("Will not work here", WARN, "speed tests and timing of your kernels: they need a GPU "
+            "(the simulator runs kernels as Python threads, so their times say nothing about a "
+            "GPU); speed cells say so and are skipped")
         add("Will not work here", WARN, f"warp intrinsics ({WARP_INTRINSICS}) are missing from "
             "Numba's simulator; the course's CPU mode supplies what it can")
         add("Will not work here", INFO, "the simulator runs every thread in Python: exercises use "

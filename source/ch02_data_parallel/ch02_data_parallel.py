@@ -9,6 +9,9 @@
 # ## What you will be able to do
 # - Write a kernel **and the host code that launches it**: choose a block size, compute how many
 #   blocks cover `n` elements, and keep the extra threads from writing where they must not.
+# - Time the GPU correctly with a timer of your own: **CUDA events** around each launch (a launch
+#   returns before its kernel ends), a warm-up call first (the first call compiles), the median
+#   of several runs.
 # - Write a **grid-stride loop**, so one launch of any size handles an array of any length.
 # - Say, with your own measurements, **when the GPU loses to the CPU**: a vector addition moves 12
 #   bytes for every single addition, and getting those bytes onto the GPU costs far more than
@@ -182,11 +185,119 @@ print("second launch finished without an error")
 # from its cause. That is why the course's checks place a guard zone after every output and
 # report any write into it.
 #
+# ## Timing the GPU: a launch returns before the kernel ends
+#
+# Before measuring anything: how do you time a kernel? A host clock around the call gives the
+# wrong answer, in two ways. See both on a kernel the course provides: each call of `launch()`
+# below starts about 20 ms of work on the GPU.
+
+# %%
+launch = ag.problems.ch02.busy_kernel(ms=20)
+
+for call in range(3):
+    t0 = time.perf_counter()
+    launch()
+    t1 = time.perf_counter()
+    cuda.synchronize()                 # wait until the GPU has finished everything launched
+    t2 = time.perf_counter()
+    print(f"call {call}: launch() returned after {(t1 - t0) * 1e3:8.3f} ms, "
+          f"the GPU was done after {(t2 - t0) * 1e3:8.3f} ms")
+
+# %% [markdown]
+# Two things show:
+#
+# 1. **A launch is asynchronous.** `kernel[blocks, threads](...)` queues the kernel for the GPU
+#    and returns at once, after some microseconds, while the GPU works on. `time.perf_counter()`
+#    read right after the call measures the launch, not the kernel. The GPU runs what it is
+#    given in order (it is one *stream* of work), and `cuda.synchronize()` makes the host wait
+#    until all of it is done.
+# 2. **The first call compiles.** Numba compiles a kernel the first time it is launched, on the
+#    host, before the GPU runs anything: call 0 took hundreds of milliseconds more than the
+#    others. Time only after a warm-up call.
+#
+# CPU mode behaves the same way here: the course gives the simulator a stream on which
+# `busy_kernel`'s work runs while your code goes on, and a pause on the first call stands for
+# the compilation. The kernels you write still run in the simulator, one at a time, after the
+# work queued before them.
+#
+# A host clock with `cuda.synchronize()` after the launch is closer, but it also counts the
+# launch's own cost on the host and the time the host takes to notice that the GPU is done. The
+# GPU can time itself instead. A **CUDA event** is a marker you put into the stream; the GPU
+# stamps it with its own clock when it reaches it.
+#
+# | call | what it does |
+# |---|---|
+# | `e = cuda.event()` | make an event |
+# | `e.record()` | put it into the stream, after everything launched so far; returns at once |
+# | `e.synchronize()` | wait until the GPU has reached it (so everything launched before it is done) |
+# | `cuda.event_elapsed_time(start, end)` | the time from `start` to `end`, in **milliseconds** (a float) |
+#
+# Reading the time of an event the GPU has not reached yet is an error (`CUDA_ERROR_NOT_READY`),
+# and so is reading one that was never recorded.
+#
+# One run is not enough: times vary from run to run (other work on the GPU, clocks that change
+# with temperature and load). Time several runs and report the **median**. One slow run drags
+# the mean up; it barely moves the median.
+#
+# ## Exercise 2.2 · A GPU timer (2 points)
+#
+# Write `time_ms(launch, repeats)`. `launch()` starts work on the GPU and returns at once. Call
+# it once as a warm-up, then time `repeats` runs of it with CUDA events, one launch per run, and
+# return the median time of one run in milliseconds, as a number. Roughly 10 lines.
+#
+# **What the check does.** It passes your function a `launch` whose first call compiles a fresh
+# kernel and whose runs each take a different time: a base time per case (10 to 20 ms in CPU
+# mode, 8 to 16 ms on a GPU) give or take 25 %, and every third run about four times longer. The
+# check knows how long each run really took, and it sees which events you recorded around which
+# launches and which times you read from them. Your result must be within 5 % of the median of
+# the runs you timed, and it must be the median of what your own events measured, over `repeats`
+# runs, none of them the first call. The hidden tests use other times and `repeats` up to 9.
+
+# %% nbgrader={"grade": false, "grade_id": "gpu_timer_solution", "locked": false, "schema_version": 3, "solution": true, "task": false}
+def time_ms(launch, repeats):
+    ### BEGIN SOLUTION
+    launch()                           # warm-up: the first call compiles
+    cuda.synchronize()
+    start, end = cuda.event(), cuda.event()
+    times = []
+    for _ in range(repeats):
+        start.record()
+        launch()
+        end.record()
+        end.synchronize()
+        times.append(cuda.event_elapsed_time(start, end))
+    return float(np.median(times))
+    ### END SOLUTION
+
+
+# %% nbgrader={"grade": true, "grade_id": "gpu_timer_test", "locked": true, "points": 2, "schema_version": 3, "solution": false, "task": false}
+ag.problems.ch02.gpu_timer.check(time_ms)
+### BEGIN HIDDEN TESTS
+ag.problems.ch02.gpu_timer.check_hidden(time_ms)
+### END HIDDEN TESTS
+
+# %% [markdown]
+# Your timer on the kernel from above (about 20 ms a run):
+
+# %%
+print(f"{time_ms(ag.problems.ch02.busy_kernel(ms=20), 5):.2f} ms per run")
+
+# %% [markdown]
+# From here on, the chapters time kernels with the course's timer, `ag.timing`, which does what
+# yours does: a warm-up, events around each launch, the median of many runs. It adds one thing
+# that matters for short kernels: before each run it keeps the GPU busy for a fraction of a
+# millisecond, so that the GPU reaches the start event only once the launch is queued, and the
+# time holds the kernel alone, not the launch's cost on the host. The speed tests also rotate
+# their inputs through buffers larger than the GPU's L2 cache, so that no run finds its data
+# already in the cache. In CPU mode these timings say they need a GPU: the simulator runs your
+# kernels in Python, so their times say nothing about a GPU.
+#
 # ## Measure it: when does the GPU win?
 #
-# The experiment times `add_vectors` three ways for growing `n`: the kernel alone (data already on
-# the GPU), the kernel with the copies a one-off call needs (`x` and `y` in, `out` back), and
-# NumPy. On a GPU it runs your kernel; in CPU mode it shows what the course measured on an H200.
+# The experiment times `add_vectors` three ways for growing `n`, with the course's timer: the
+# kernel alone (data already on the GPU), the kernel with the copies a one-off call needs (`x`
+# and `y` in, `out` back), and NumPy. On a GPU it runs your kernel; in CPU mode it shows what the
+# course measured on an H200.
 
 # %%
 try:
@@ -235,8 +346,8 @@ for r in rows:
 #
 # The cell below measures both on your GPU: 256 MiB copied from a pageable array into a fresh
 # device array, then from a pinned array into a device array allocated once, each timed with CUDA
-# events after a warm-up (the median of 5 copies). The course's runs did not time the pinned copy:
-# your run shows what it gains on your machine.
+# events after a warm-up (the median of 5 copies), as your timer does. No recorded figure for the
+# pinned copy comes with the course: your run shows what it gains on your machine.
 
 # %%
 def host_to_device_rates(n, repeats=5):
@@ -253,18 +364,13 @@ def host_to_device_rates(n, repeats=5):
         copy()                                     # warm-up: the driver's first use of each path
         cuda.synchronize()
         times_ms = []
+        start, end = cuda.event(), cuda.event()
         for _ in range(repeats):
-            if ag.backend.is_gpu:
-                start, end = cuda.event(), cuda.event()
-                start.record()
-                copy()
-                end.record()
-                end.synchronize()
-                times_ms.append(cuda.event_elapsed_time(start, end))
-            else:                                  # the simulator has no events: a wall clock
-                t0 = time.perf_counter()
-                copy()
-                times_ms.append((time.perf_counter() - t0) * 1e3)
+            start.record()
+            copy()
+            end.record()
+            end.synchronize()
+            times_ms.append(cuda.event_elapsed_time(start, end))
         rates[label] = 4 * n / (float(np.median(times_ms)) * 1e-3) / 1e9
     return rates
 
@@ -314,7 +420,7 @@ add_clamped[1, 32](cuda.to_device(x_small), cuda.to_device(np.ones(10, np.float3
 print(x_small + 1, "->", d_clamped.copy_to_host())
 
 # %% [markdown]
-# ## Exercise 2.2 · A grid-stride loop (3 points + 2 for speed)
+# ## Exercise 2.3 · A grid-stride loop (3 points + 2 for speed)
 #
 # One thread per element ties the launch to the data size. A **grid-stride loop** decouples them:
 # each thread starts at its global index and steps by the total number of threads in the grid,

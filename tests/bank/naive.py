@@ -16,6 +16,8 @@ Two kinds, each what a bank entry's ``# naive:`` line can name:
   thread_ids   1000   128 threads per block, ``expected`` computed before the launch
   saxpy        1000   the reference is computed AFTER the launch, from the device inputs
   vector_add   256    host-launcher style, ``expected = x + y`` computed before the call
+  gpu_timer    5      runs of known lengths (one of them slow) on the chapter's busy work; the
+                      median of the last five true durations afterwards, ``rtol=0.05``
   grid_stride  200    2 blocks x 32 threads; the reference goes into a device buffer that is
                       freed before the output is allocated; on a GPU, a speed check too
                       (:func:`naive_speed`: n = 2^28, CUDA events on the default stream, best

@@ -3,7 +3,9 @@
 - :mod:`.cpu_mode`: the base hook (every simulated launch's ``cuda`` module gets the registered
   extensions) and the warp size as a parameter;
 - :mod:`.races`: shared- and global-memory races and divergent barriers, stopped with a message;
-- :mod:`.warp`: warps, lanes and the warp intrinsics the simulator lacks.
+- :mod:`.warp`: warps, lanes and the warp intrinsics the simulator lacks;
+- :mod:`.stream`: an in-order stream with time in it: asynchronous work the course queues, events
+  stamped when the stream reaches them, waits that wait, elapsed times in real milliseconds.
 
 :func:`install` puts them in place, in that order (``autograder.machine.device`` calls it when it
 picks CPU mode). The grader's data-flow recorder (``autograder.grading.provenance``) hooks the same
@@ -12,7 +14,7 @@ simulator from above, through :func:`cpu_mode.extension` and the simulator's cla
 
 from __future__ import annotations
 
-from autograder.machine.simulator import cpu_mode, races, warp
+from autograder.machine.simulator import cpu_mode, races, stream, warp
 
 
 def install(warp_size: int = 32) -> None:
@@ -20,3 +22,4 @@ def install(warp_size: int = 32) -> None:
     cpu_mode.install(warp_size=warp_size)
     races.install()
     warp.install()
+    stream.install()

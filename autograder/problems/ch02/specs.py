@@ -97,7 +97,7 @@ vector_add = Problem(
 )
 
 
-# ---- 2.2 vector add with a grid-stride loop, launched with a grid smaller than the data ----------
+# ---- 2.3 vector add with a grid-stride loop, launched with a grid smaller than the data ----------
 
 def _grid_stride_launch(kernel, inputs, outputs, case):
     kernel[case.blocks, case.threads](inputs["x"], inputs["y"], outputs["out"])

@@ -1,0 +1,135 @@
+"""Which CUDA events a piece of code recorded, where in the stream, and which times it read.
+
+An exercise on timing (chapter 2's ``time_ms``) must know that a learner's number came from the
+learner's own events, recorded around the work being timed, and not from somewhere else. So the
+course wraps, once and before any learner code runs (:func:`install`, called when the backend is
+chosen), the calls that do that: ``Event.record``, ``Event.elapsed_time`` and
+``cuda.event_elapsed_time``. The wrappers do nothing but call through until a check opens a
+:func:`watching` block; inside it they report to its :class:`Watch`:
+
+- every ``record()`` of an event the check did not :meth:`~Watch.ignore` (its own), with the
+  number of launches the check had counted (:meth:`~Watch.launched`) when it was recorded;
+- every elapsed time read between two such events, with the value returned.
+
+Wrapped at installation, a name imported early (``from numba.cuda import event_elapsed_time``)
+is the wrapper too. Works on the GPU (Numba's driver ``Event``) and in CPU mode (the simulator's
+``Event``, given time by :mod:`autograder.machine.simulator.stream`).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import functools
+import importlib
+from dataclasses import dataclass, field
+
+_state: dict = {"installed": False, "watch": None, "depth": 0}
+
+
+@dataclass
+class Reading:
+    """One elapsed time read between two watched events: the launches counted when each was
+    recorded (the work between them is launches ``lo`` to ``hi - 1``), and the value, in ms."""
+    lo: int
+    hi: int
+    ms: float
+    start: int          # id() of the events (kept alive by the Watch), to tell pairs apart
+    end: int
+
+
+@dataclass
+class Watch:
+    launches: int = 0
+    records: int = 0
+    readings: list[Reading] = field(default_factory=list)
+    _at: dict = field(default_factory=dict)          # id(event) -> (launches then, event)
+    _ignored: dict = field(default_factory=dict)     # id(event) -> event
+
+    def launched(self) -> None:
+        """The check started one more piece of work (a launch the events may surround)."""
+        self.launches += 1
+
+    def ignore(self, event) -> None:
+        """The check's own event: neither its records nor its readings are the watched code's."""
+        self._ignored[id(event)] = event
+
+    def _record(self, event) -> None:
+        if id(event) in self._ignored:
+            return
+        self.records += 1
+        self._at[id(event)] = (self.launches, event)
+
+    def _read(self, start, end, value) -> None:
+        a, b = self._at.get(id(start)), self._at.get(id(end))
+        if a is None or b is None or id(start) in self._ignored or id(end) in self._ignored:
+            return
+        try:
+            ms = float(value)
+        except (TypeError, ValueError):
+            return
+        self.readings.append(Reading(a[0], b[0], ms, id(start), id(end)))
+
+
+@contextlib.contextmanager
+def watching():
+    """Report the events recorded and read inside the block to a new :class:`Watch`."""
+    previous, watch = _state["watch"], Watch()
+    _state["watch"] = watch
+    try:
+        yield watch
+    finally:
+        _state["watch"] = previous
+
+
+def _wrap_record(original):
+    @functools.wraps(original)
+    def record(self, *args, **kwargs):
+        result = original(self, *args, **kwargs)
+        watch = _state["watch"]
+        if watch is not None:
+            watch._record(self)
+        return result
+    record.__aag_original__ = original
+    return record
+
+
+def _wrap_elapsed(original):
+    @functools.wraps(original)
+    def elapsed(start, end, *args, **kwargs):
+        _state["depth"] += 1           # Event.elapsed_time calls event_elapsed_time: report once
+        try:
+            value = original(start, end, *args, **kwargs)
+        finally:
+            _state["depth"] -= 1
+        watch = _state["watch"]
+        if watch is not None and _state["depth"] == 0:
+            watch._read(start, end, value)
+        return value
+    elapsed.__aag_original__ = original
+    return elapsed
+
+
+def install(backend: str) -> None:
+    """Wrap the event calls of the chosen backend once ("cpu", or a GPU's Numba driver)."""
+    if _state["installed"]:
+        return
+    import numba.cuda
+    modules = [numba.cuda]
+    if backend == "cpu":
+        from numba.cuda import simulator
+        from numba.cuda.simulator import api
+        event_class = api.Event
+        modules += [simulator, api]
+    else:
+        try:
+            from numba.cuda.cudadrv import driver
+        except ImportError:         # a backend without Numba's CUDA driver: nothing to watch
+            return
+        event_class = driver.Event
+        modules += [driver, importlib.import_module("numba.cuda.api")]
+    event_class.record = _wrap_record(event_class.record)
+    event_class.elapsed_time = _wrap_elapsed(event_class.elapsed_time)
+    for module in modules:
+        if hasattr(module, "event_elapsed_time"):
+            module.event_elapsed_time = _wrap_elapsed(module.event_elapsed_time)
+    _state["installed"] = True
