@@ -35,6 +35,8 @@ class Reading:
     ms: float
     start: int          # id() of the events (kept alive by the Watch), to tell pairs apart
     end: int
+    start_rec: int = -1     # which record() of each event the reading was taken after
+    end_rec: int = -1
 
 
 @dataclass
@@ -44,6 +46,12 @@ class Watch:
     readings: list[Reading] = field(default_factory=list)
     _at: dict = field(default_factory=dict)          # id(event) -> (launches then, event)
     _ignored: dict = field(default_factory=dict)     # id(event) -> event
+    # One stamp per watched record(), taken by the course when it happened: the stream's time in
+    # CPU mode, a course event recorded right behind it on a GPU. The watch is reachable from the
+    # code it watches, so a reading's own ``ms`` proves nothing; :meth:`measured_again` takes the
+    # time from the stamps of the two records the reading was taken after.
+    _stamps: list = field(default_factory=list)
+    _last: dict = field(default_factory=dict)        # id(event) -> index of its last stamp
 
     def launched(self) -> None:
         """The check started one more piece of work (a launch the events may surround)."""
@@ -53,11 +61,23 @@ class Watch:
         """The check's own event: neither its records nor its readings are the watched code's."""
         self._ignored[id(event)] = event
 
-    def _record(self, event) -> None:
+    def _record(self, event, args=(), kwargs=None) -> None:
         if id(event) in self._ignored:
             return
         self.records += 1
         self._at[id(event)] = (self.launches, event)
+        self._last[id(event)] = len(self._stamps)
+        self._stamps.append(self._stamp(event, args, kwargs or {}))
+
+    def _stamp(self, event, args, kwargs):
+        at = getattr(event, "_aag_at", None)
+        if at is not None:                     # CPU mode: the stream's time of the record
+            return float(at)
+        from numba import cuda                 # a GPU: a course event right behind it
+        twin = cuda.event()
+        self.ignore(twin)
+        twin.record(*args, **kwargs)
+        return twin
 
     def _read(self, start, end, value) -> None:
         a, b = self._at.get(id(start)), self._at.get(id(end))
@@ -67,7 +87,20 @@ class Watch:
             ms = float(value)
         except (TypeError, ValueError):
             return
-        self.readings.append(Reading(a[0], b[0], ms, id(start), id(end)))
+        self.readings.append(Reading(a[0], b[0], ms, id(start), id(end),
+                                     self._last[id(start)], self._last[id(end)]))
+
+    def measured_again(self, reading: Reading) -> float | None:
+        """The milliseconds between the two records a reading was taken after, from the course's
+        own stamps (None for a reading that names no stamp the course took)."""
+        n = len(self._stamps)
+        if not (0 <= reading.start_rec < n and 0 <= reading.end_rec < n):
+            return None
+        a, b = self._stamps[reading.start_rec], self._stamps[reading.end_rec]
+        if isinstance(a, float) and isinstance(b, float):
+            return 1e3 * (b - a)
+        elapsed = type(a).elapsed_time
+        return float(getattr(elapsed, "__aag_original__", elapsed)(a, b))
 
 
 @contextlib.contextmanager
@@ -87,7 +120,7 @@ def _wrap_record(original):
         result = original(self, *args, **kwargs)
         watch = _state["watch"]
         if watch is not None:
-            watch._record(self)
+            watch._record(self, args, kwargs)
         return result
     record.__aag_original__ = original
     return record
