@@ -83,7 +83,7 @@ class Problem:
                                        tuple[dict[str, np.ndarray], dict[str, np.ndarray]]] | None = None,
                  speed_launch: Callable[[Any], tuple[Any, Any]] | None = None,
                  race_check_outputs: bool = False,
-                 host_copies_allowed: bool = False,
+                 host_copies_allowed: bool = False, device_only: bool = False,
                  must_read: Callable[[Case], dict[str, Any]] | None = None):
         self.name = name
         self.title = title
@@ -119,6 +119,9 @@ class Problem:
         # to or from the host during a call? Which input elements must a thread of the learner's
         # kernel read (case -> {input: True | False | bool mask}; inputs not named: every element)?
         self.host_copies_allowed = host_copies_allowed
+        # A submission that is a host function launching kernels of its own: nothing at all may
+        # be read back to the host during a call, its own scratch arrays included.
+        self.device_only = device_only
         self.must_read = must_read
 
     def reference_kernel(self) -> Callable:
@@ -205,7 +208,7 @@ class Problem:
         from autograder.grading import provenance
         if device.current().is_gpu:
             provenance.install_gpu()
-            rec = provenance.DeviceRanges(self.host_copies_allowed)
+            rec = provenance.DeviceRanges(self.host_copies_allowed, self.device_only)
             for name, value in args.items():
                 if hasattr(value, "__cuda_array_interface__"):
                     rec.add(name, value)
@@ -213,6 +216,7 @@ class Problem:
             return rec
         rec = provenance.Recorder(elementwise=self.elementwise,
                                   host_copies_allowed=self.host_copies_allowed,
+                                  device_only=self.device_only,
                                   course_submission=provenance.is_course_code(submission))
         for name, value in args.items():
             ary = getattr(value, "__dict__", {}).get("_ary")

@@ -25,7 +25,12 @@ never by an attribute a learner could set on the main thread.
 After the call, :meth:`Recorder.verdict` says in one sentence what is wrong, if anything:
 
 (a) an exercise array was copied to or from the host by the learner's code, unless the problem
-    allows it (``Problem(host_copies_allowed=True)``): "`x` was copied to the host";
+    allows it (``Problem(host_copies_allowed=True)``): "`x` was copied to the host"; and, for a
+    problem whose every step must run on the device (``Problem(device_only=True)``: a host
+    function that launches kernels of its own on scratch arrays of its own), any device array
+    read back to the host during the call, the learner's scratch arrays included, whether
+    explicitly or as a kernel launch's copy back of a NumPy argument (else a kernel could copy
+    an input into a scratch array and the host compute from that);
 (b) every output element holds the last value a thread of the learner's kernel stored there, or
     (never stored) what it held before the learner's code ran (the poison, or the course's zeros),
     compared bit for bit: "`out[0]` was written by the host, not by your kernel";
@@ -106,8 +111,10 @@ class Recorder:
     """The data flow of one check call (see the module's docstring)."""
 
     def __init__(self, *, elementwise: bool = False, host_copies_allowed: bool = False,
-                 course_submission: bool = False):
+                 course_submission: bool = False, device_only: bool = False):
         self.buffers: list[Buffer] = []
+        self.device_only = device_only
+        self.other_host: list[str] = []      # device_only: other arrays read back to the host
         self.by_class: dict[type, Buffer] = {}
         self.elementwise = elementwise
         self.host_copies_allowed = host_copies_allowed
@@ -295,6 +302,14 @@ class Recorder:
         if kind == "learner" and len(buf.host) < 5:
             buf.host.append(what)
 
+    def other_host_read(self, what: str) -> None:
+        """``device_only``: a device array that is not the exercise's was read to the host, by
+        the learner's code or by a launch's copy back of a NumPy argument."""
+        if self.quiet or not self.device_only or len(self.other_host) >= 5:
+            return
+        if _caller() in ("learner", "simulator"):
+            self.other_host.append(what)
+
     def launch_starts(self, fn) -> bool:
         """A kernel is launched (not from inside another kernel): whose is it?"""
         learner = self.course_submission or is_learner_code(fn, self._trusted)
@@ -317,7 +332,7 @@ class Recorder:
         return {"learner_launches": self.learner_launches,
                 "foreign_launches": self.foreign_launches,
                 "learner_stores": self.learner_stores,
-                "host_accesses": sum(len(b.host) for b in self.buffers)}
+                "host_accesses": sum(len(b.host) for b in self.buffers) + len(self.other_host)}
 
     def judged(self) -> dict:
         """What the judge needs: the counts, the verdict, and whether it outranks the values
@@ -339,6 +354,10 @@ class Recorder:
                     return (f"`{b.name}` was {b.host[0]} by your code during the check: the "
                             "exercise's arrays stay on the device, and only a kernel may compute "
                             "with them")
+        if self.device_only and self.other_host:
+            return (f"a device array of yours was {self.other_host[0]} during the check: in this "
+                    "exercise every step runs on the device, so nothing is read back to the host "
+                    "(not your scratch arrays either, nor a NumPy array passed to a kernel)")
         self.kind = "stores"
         for b in self.buffers:
             if b.role != "out":
@@ -558,6 +577,11 @@ def install() -> None:
         found = hit[2] if hit is not None and hit[0] is self and hit[1] is ary else \
             rec.lookup(self, ary)
         if found is None:
+            if rec.device_only and not isinstance(current(), BlockThread):
+                value = getitem(self, key)
+                if not isinstance(value, FakeCUDAArray):
+                    rec.other_host_read("read on the host (`d[i]`)")
+                return value
             return getitem(self, key)
         if not isinstance(current(), BlockThread):
             value = getitem(self, key)
@@ -615,6 +639,8 @@ def install() -> None:
                 found = rec.lookup(self, self.__dict__.get("_ary"))
                 if found is not None:
                     rec.host_access(found, what)
+                else:
+                    rec.other_host_read(what)
             return original(self, *args, **kwargs)
         hooked.__name__ = name
         setattr(FakeCUDAArray, name, hooked)
@@ -662,6 +688,8 @@ def install() -> None:
                 found = rec.lookup(self, self.__dict__.get("_ary"))
                 if found is not None:
                     rec.host_access(found, "turned into a NumPy array on the host (np.asarray)")
+                else:
+                    rec.other_host_read("turned into a NumPy array on the host (np.asarray)")
         return getattr_(self, name)
     FakeCUDAArray.__getattr__ = __getattr__
 
@@ -690,9 +718,11 @@ def install() -> None:
 class DeviceRanges:
     """GPU: the device address ranges of one call's exercise arrays, and what touched them."""
 
-    def __init__(self, host_copies_allowed: bool = False):
+    def __init__(self, host_copies_allowed: bool = False, device_only: bool = False):
         self.ranges: list[tuple[int, int, str]] = []
         self.host: list[str] = []
+        self.device_only = device_only
+        self.other_host: list[str] = []      # device_only: other arrays copied to the host
         self.kernel_launches = 0
         self.host_copies_allowed = host_copies_allowed
 
@@ -716,9 +746,13 @@ class DeviceRanges:
                 if _caller() == "learner" and len(self.host) < 5:
                     self.host.append(f"`{name}` was {what}")
                 return
+        if self.device_only and what == "copied to the host" and _caller() == "learner" \
+                and len(self.other_host) < 5:
+            self.other_host.append(what)    # a scratch array, or a NumPy argument's copy back
 
     def summary(self) -> dict:
-        return {"driver_launches": self.kernel_launches, "host_accesses": len(self.host)}
+        return {"driver_launches": self.kernel_launches,
+                "host_accesses": len(self.host) + len(self.other_host)}
     # (driver_launches: launches of the learner's kernels seen at numba's compiled-kernel layer)
 
     def judged(self) -> dict:
@@ -729,6 +763,10 @@ class DeviceRanges:
         if self.host and not self.host_copies_allowed:
             return (f"{self.host[0]} by your code during the check: the exercise's arrays stay "
                     "on the device, and only a kernel may compute with them")
+        if self.device_only and self.other_host:
+            return ("a device array of yours was copied to the host during the check: in this "
+                    "exercise every step runs on the device, so nothing is read back to the host "
+                    "(not your scratch arrays either, nor a NumPy array passed to a kernel)")
         return None
 
 

@@ -274,7 +274,7 @@ class Harness:
         from autograder.grading import provenance
         ranges = None              # CPU mode (the protocol's tests): nothing recorded
         if self.gpu:
-            ranges = provenance.DeviceRanges(problem.host_copies_allowed)
+            ranges = provenance.DeviceRanges(problem.host_copies_allowed, problem.device_only)
             for name, buf in [*work.items(), *outs.items()]:
                 ranges.add(name, buf)
         self._hold()

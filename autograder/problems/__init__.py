@@ -27,7 +27,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from types import ModuleType
 
-CHAPTER_NAME = re.compile(r"ch\d\d")
+CHAPTER_NAME = re.compile(r"ch\d\d[a-z]?")
 HERE = Path(__file__).resolve().parent
 
 
@@ -86,7 +86,7 @@ def bench_variants(problem) -> dict:
 
 def recorded_file(name: str) -> Path | None:
     """``<device>_<chapter>_<what>.json`` in its chapter's folder (``h200_ch05_matmul``)."""
-    match = re.fullmatch(r"[a-z0-9]+_(ch\d\d)_\w+", name)
+    match = re.fullmatch(r"[a-z0-9]+_(ch\d\d[a-z]?)_\w+", name)
     if match and match.group(1) in REGISTRY:
         path = REGISTRY[match.group(1)].folder / f"{name}.json"
         if path.is_file():

@@ -39,7 +39,7 @@ _LANGUAGE_INFO = {"name": "python", "pygments_lexer": "ipython3"}
 
 # nbformat's rule for cell ids (nbformat 4.5).
 _VALID_ID = re.compile(r"^[a-zA-Z0-9-_]{1,64}$")
-_CHAPTER = re.compile(r"^ch\d\d_[a-z0-9_]+$")
+_CHAPTER = re.compile(r"^ch\d\d[a-z]?_[a-z0-9_]+$")
 
 OUTPUT_DIRS = ("course", "solutions")
 

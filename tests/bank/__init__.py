@@ -37,7 +37,8 @@ ROOT = BANK.parents[1]                 # the repository
 
 SETUP = "import numpy as np\nfrom numba import cuda\nimport autograder as ag\n"
 
-_CHECK = re.compile(r"^ag\.problems\.(ch\d\d)\.(\w+)\.check\((\w+)\)\s*$")
+_CHAPTER = re.compile(r"ch\d\d[a-z]?_[a-z0-9_]+")     # a chapter's folder: ch09_histogram, ch12c_capstone
+_CHECK = re.compile(r"^ag\.problems\.(ch\d\d[a-z]?)\.(\w+)\.check\((\w+)\)\s*$")
 
 
 def _cells(lines: list[str]) -> dict[str, tuple[int, dict]]:
@@ -56,8 +57,10 @@ def exercises(root: Path = ROOT) -> dict[str, dict]:
     ``ag.problems.<module>.<problem>.check(<func>)``, the solution cell ``<exercise>_solution``
     and, where there is one, the speed cell ``<exercise>_speed``."""
     found: dict[str, dict] = {}
-    for source in sorted((root / "source").glob("ch[0-9][0-9]_*/ch[0-9][0-9]_*.py")):
+    for source in sorted((root / "source").glob("ch[0-9][0-9]*_*/ch[0-9][0-9]*_*.py")):
         chapter = source.parent.name
+        if not _CHAPTER.fullmatch(chapter):
+            continue
         lines = source.read_text().splitlines()
         cells = _cells(lines)
         for grade_id, (k, meta) in cells.items():

@@ -58,6 +58,7 @@ import contextlib
 import io
 import json
 import os
+import re
 import subprocess
 import sys
 import tempfile
@@ -118,7 +119,9 @@ def _harness(exercise: str):
     ``HARNESS`` dict), loaded on first use."""
     if exercise not in _HARNESS:
         import importlib
-        for path in sorted(Path(__file__).parent.glob("ch[0-9][0-9]_*/naive.py")):
+        for path in sorted(Path(__file__).parent.glob("ch[0-9][0-9]*_*/naive.py")):
+            if not re.fullmatch(r"ch\d\d[a-z]?_[a-z0-9_]+", path.parent.name):
+                continue
             _HARNESS.update(importlib.import_module(
                 f"{__package__}.{path.parent.name}.naive").HARNESS)
     return _HARNESS[exercise]
