@@ -367,17 +367,15 @@ def radix_sort(keys, values, out_keys, out_values, threads):
     ### BEGIN SOLUTION
     n = keys.size
     blocks = (n + threads - 1) // threads
-    tile_keys = cuda.device_array(n, np.uint32)
-    tile_values = cuda.device_array(n, np.uint32)
+    tk = cuda.device_array(n, np.uint32)              # the tiles, sorted by digit
+    tv = cuda.device_array(n, np.uint32)
     counts = cuda.device_array(DIGITS * blocks, np.int32)
     offsets = cuda.device_array(DIGITS * blocks, np.int32)
     src_keys, src_values = keys, values
     for shift in range(0, 32, 4):
-        radix_local_sort_kernel[blocks, threads](src_keys, src_values, shift, tile_keys,
-                                                 tile_values, counts)
+        radix_local_sort_kernel[blocks, threads](src_keys, src_values, shift, tk, tv, counts)
         ch13.exclusive_scan(counts, offsets)
-        radix_scatter_kernel[blocks, threads](tile_keys, tile_values, shift, counts, offsets,
-                                              out_keys, out_values)
+        radix_scatter_kernel[blocks, threads](tk, tv, shift, counts, offsets, out_keys, out_values)
         src_keys, src_values = out_keys, out_values   # the next pass reads what this one wrote
     ### END SOLUTION
 
