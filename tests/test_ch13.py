@@ -56,11 +56,11 @@ def test_local_sort_spec_is_a_stable_sort_of_each_tile_with_digit_major_counts()
 def test_the_speed_sample_agrees_with_a_real_sort():
     """The speed test checks samples computed without sorting; on 2^12 keys they must equal the
     stable sort everywhere (every key twice: the values show the stable order)."""
-    from autograder.problems.ch13.specs import _speed_sample, speed_keys
+    from autograder.problems.ch13.specs import speed_sample, speed_keys
     host = speed_keys(np.random.default_rng(3), 1 << 12)
     order = ch13.stable_order(host["keys"])
     assert np.unique(host["keys"]).size == (1 << 11)
-    expected, _ = _speed_sample(host, np.arange(1 << 12))
+    expected, _ = speed_sample(host, np.arange(1 << 12))
     assert np.array_equal(expected["out_keys"], host["keys"][order])
     assert np.array_equal(expected["out_values"], host["values"][order])
 

@@ -7,9 +7,10 @@ from __future__ import annotations
 import numpy as np
 
 from autograder.problems.ch13.references import DIGITS, merge_sort
-from autograder.problems.ch13.specs import (BASELINES, KEY, SPEED_SIZE, _speed_sample, digits,
+from autograder.problems.ch13.specs import (BASELINES, KEY, SPEED_SIZE, digits,
                                             exclusive_scan_host, local_sort_reference,
-                                            radix_keys, sort_bytes, speed_keys, stable_order)
+                                            radix_keys, sort_bytes, speed_keys, speed_sample,
+                                            stable_order)
 
 
 # ---- measuring on a GPU (the chapter's "measure it" cells) --------------------------------------
@@ -60,7 +61,7 @@ def measure(sorts: dict, n: int = SPEED_SIZE, repeats: int = 10, seed: int = 13,
     d_out_k = numba_cuda.device_array(n, KEY)
     d_out_v = numba_cuda.device_array(n, KEY)
     idx = np.sort(rng.choice(n, size=min(4096, n), replace=False))
-    expected, _ = _speed_sample(host, idx)
+    expected, _ = speed_sample(host, idx)
     nbytes = sort_bytes(n)
     rows = []
 

@@ -368,7 +368,7 @@ def _group_key(g: np.ndarray) -> np.ndarray:
 def speed_keys(rng: np.random.Generator, n: int) -> dict:
     """Keys for a speed run of n = 2^b pairs, made in chunks with no sort: position i gets the
     key of group mix(i) // 2 (a bijection), so every key occurs twice, at two scattered places,
-    and the sorted output at any index is known without sorting (:func:`_speed_sample`)."""
+    and the sorted output at any index is known without sorting (:func:`speed_sample`)."""
     bits = max(1, int(n - 1).bit_length())
     if 1 << bits != n:
         raise ValueError("speed runs use a power-of-two count of keys")
@@ -381,7 +381,7 @@ def speed_keys(rng: np.random.Generator, n: int) -> dict:
     return {"keys": keys, "values": np.arange(n, dtype=KEY), "salt": salt}
 
 
-def _speed_sample(inputs, idx):
+def speed_sample(inputs, idx):
     n = inputs["keys"].size
     idx = np.asarray(idx, np.int64)
     if "salt" not in inputs:
@@ -513,7 +513,7 @@ radix_sort = SortProblem(
     gpu_sizes=Sizes(visible=(1_000_003, 70, 91, 33), hidden=(12, 364, 17_000_002),
                     hidden_random=(2, 1, 3_000_000), speed=SPEED_SIZE),
     size_label=_label, diagnose=diagnose_sort, bytes_moved=sort_bytes,
-    sample_spec=_speed_sample, speed_inputs=speed_keys, speed_launch=_speed_shape,
+    sample_spec=speed_sample, speed_inputs=speed_keys, speed_launch=_speed_shape,
     reference=reference_radix_sort, baselines=BASELINES, vendor=cupy_sort,
     vendor_label="cupy.sort (CUB radix sort, keys only)",
     speed=SpeedBar(min_fraction_of_reference=0.6, baseline="serial", min_speedup=20.0),
