@@ -9,7 +9,7 @@ also compiles for a GPU (PTX for compute capability 9.0)."""
 
 import numpy as np
 import pytest
-from numba import cuda, int32, uint32
+from numba import cuda, int32
 
 import autograder as ag
 

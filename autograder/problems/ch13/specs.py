@@ -8,7 +8,6 @@ import numpy as np
 
 from autograder.core.checks import Verdict
 from autograder.grading.problem import Baseline, Problem, SpeedBar, Sizes
-from autograder.machine import device
 from autograder.problems.ch13.references import (DIGITS, KEY_BITS, RADIX_BITS, cupy_sort,
                                                  reference_local_sort, reference_radix_sort,
                                                  reference_scatter)
@@ -281,7 +280,6 @@ def _scatter_must_read(case):
 def diagnose_scatter(case, got) -> str:
     tk, tv = case.inputs["tile_keys"], case.inputs["tile_values"]
     shift = int(case.inputs["shift"])
-    n, threads = tk.size, int(case.threads or 0)
     order = stable_order(tk, shift)
     g_keys = np.asarray(got["out_keys"]).astype(np.int64)
     g_values = np.asarray(got["out_values"]).astype(np.int64)
