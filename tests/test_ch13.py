@@ -67,128 +67,43 @@ def test_the_speed_sample_agrees_with_a_real_sort():
 
 # ---- 13.1 the local sort -------------------------------------------------------------------------
 
-@cuda.jit
-def local_ok(keys, values, shift, tile_keys, tile_values, counts):
-    s_digit = cuda.shared.array(256, int32)
-    t, T = cuda.threadIdx.x, cuda.blockDim.x
-    start = cuda.blockIdx.x * T
-    valid = min(T, keys.size - start)
-    mine = -1
-    if t < valid:
-        mine = (keys[start + t] >> shift) & 15
-        s_digit[t] = mine
-    cuda.syncthreads()
-    if t < valid:
-        rank = 0
-        for j in range(valid):
-            if s_digit[j] < mine or (s_digit[j] == mine and j < t):
-                rank += 1
-        tile_keys[start + rank] = keys[start + t]
-        tile_values[start + rank] = values[start + t]
-    if t < 16:
-        c = 0
-        for j in range(valid):
-            c += s_digit[j] == t
-        counts[t * cuda.gridDim.x + cuda.blockIdx.x] = c
+def _local(barrier=True, ties_reversed=False, digit_offset=0, block_major=False):
+    """A 13.1 local sort that ranks each key by counting in shared memory: right with the
+    defaults, else with one classic bug (no barrier after the digits are stored; equal digits
+    ranked in reverse order; the digit taken ``digit_offset`` bits too high; block-major counts)."""
+    @cuda.jit
+    def local_sort(keys, values, shift, tile_keys, tile_values, counts):
+        s_digit = cuda.shared.array(256, int32)
+        t, T = cuda.threadIdx.x, cuda.blockDim.x
+        start = cuda.blockIdx.x * T
+        valid = min(T, keys.size - start)
+        mine = -1
+        if t < valid:
+            mine = (keys[start + t] >> (shift + digit_offset)) & 15
+            s_digit[t] = mine
+        if barrier:
+            cuda.syncthreads()
+        if t < valid:
+            rank = 0
+            for j in range(valid):
+                before = j > t if ties_reversed else j < t
+                if s_digit[j] < mine or (s_digit[j] == mine and before):
+                    rank += 1
+            tile_keys[start + rank] = keys[start + t]
+            tile_values[start + rank] = values[start + t]
+        if t < 16:
+            c = 0
+            for j in range(valid):
+                c += s_digit[j] == t
+            if block_major:
+                counts[cuda.blockIdx.x * 16 + t] = c
+            else:
+                counts[t * cuda.gridDim.x + cuda.blockIdx.x] = c
+    return local_sort
 
 
-@cuda.jit
-def local_block_major(keys, values, shift, tile_keys, tile_values, counts):
-    s_digit = cuda.shared.array(256, int32)
-    t, T = cuda.threadIdx.x, cuda.blockDim.x
-    start = cuda.blockIdx.x * T
-    valid = min(T, keys.size - start)
-    mine = -1
-    if t < valid:
-        mine = (keys[start + t] >> shift) & 15
-        s_digit[t] = mine
-    cuda.syncthreads()
-    if t < valid:
-        rank = 0
-        for j in range(valid):
-            if s_digit[j] < mine or (s_digit[j] == mine and j < t):
-                rank += 1
-        tile_keys[start + rank] = keys[start + t]
-        tile_values[start + rank] = values[start + t]
-    if t < 16:
-        c = 0
-        for j in range(valid):
-            c += s_digit[j] == t
-        counts[cuda.blockIdx.x * 16 + t] = c            # block-major
-
-
-@cuda.jit
-def local_unstable(keys, values, shift, tile_keys, tile_values, counts):
-    s_digit = cuda.shared.array(256, int32)
-    t, T = cuda.threadIdx.x, cuda.blockDim.x
-    start = cuda.blockIdx.x * T
-    valid = min(T, keys.size - start)
-    mine = -1
-    if t < valid:
-        mine = (keys[start + t] >> shift) & 15
-        s_digit[t] = mine
-    cuda.syncthreads()
-    if t < valid:
-        rank = 0
-        for j in range(valid):
-            if s_digit[j] < mine or (s_digit[j] == mine and j > t):   # equal digits reversed
-                rank += 1
-        tile_keys[start + rank] = keys[start + t]
-        tile_values[start + rank] = values[start + t]
-    if t < 16:
-        c = 0
-        for j in range(valid):
-            c += s_digit[j] == t
-        counts[t * cuda.gridDim.x + cuda.blockIdx.x] = c
-
-
-@cuda.jit
-def local_wrong_shift(keys, values, shift, tile_keys, tile_values, counts):
-    s_digit = cuda.shared.array(256, int32)
-    t, T = cuda.threadIdx.x, cuda.blockDim.x
-    start = cuda.blockIdx.x * T
-    valid = min(T, keys.size - start)
-    mine = -1
-    if t < valid:
-        mine = (keys[start + t] >> (shift + 4)) & 15                 # the next digit
-        s_digit[t] = mine
-    cuda.syncthreads()
-    if t < valid:
-        rank = 0
-        for j in range(valid):
-            if s_digit[j] < mine or (s_digit[j] == mine and j < t):
-                rank += 1
-        tile_keys[start + rank] = keys[start + t]
-        tile_values[start + rank] = values[start + t]
-    if t < 16:
-        c = 0
-        for j in range(valid):
-            c += s_digit[j] == t
-        counts[t * cuda.gridDim.x + cuda.blockIdx.x] = c
-
-
-@cuda.jit
-def local_no_barrier(keys, values, shift, tile_keys, tile_values, counts):
-    s_digit = cuda.shared.array(256, int32)
-    t, T = cuda.threadIdx.x, cuda.blockDim.x
-    start = cuda.blockIdx.x * T
-    valid = min(T, keys.size - start)
-    mine = -1
-    if t < valid:
-        mine = (keys[start + t] >> shift) & 15
-        s_digit[t] = mine
-    if t < valid:
-        rank = 0
-        for j in range(valid):
-            if s_digit[j] < mine or (s_digit[j] == mine and j < t):
-                rank += 1
-        tile_keys[start + rank] = keys[start + t]
-        tile_values[start + rank] = values[start + t]
-    if t < 16:
-        c = 0
-        for j in range(valid):
-            c += s_digit[j] == t
-        counts[t * cuda.gridDim.x + cuda.blockIdx.x] = c
+local_ok = _local()
+local_unstable = _local(ties_reversed=True)
 
 
 @cuda.jit
@@ -216,10 +131,11 @@ def local_whole_tiles_only(keys, values, shift, tile_keys, tile_values, counts):
 
 LOCAL_CASES = {
     "local_ok": (local_ok, None, False),
-    "local_block_major": (local_block_major, "the counts are block-major", False),
+    "local_block_major": (_local(block_major=True), "the counts are block-major", False),
     "local_unstable": (local_unstable, "the local sort must be stable", False),
-    "local_wrong_shift": (local_wrong_shift, "the counts are those of the digit at bits", False),
-    "local_no_barrier": (local_no_barrier, "race", True),
+    "local_wrong_shift": (_local(digit_offset=4), "the counts are those of the digit at bits",
+                          False),
+    "local_no_barrier": (_local(barrier=False), "race", True),
     "local_whole_tiles_only": (local_whole_tiles_only, "the last tile is partial", False),
 }
 
@@ -384,6 +300,7 @@ def test_every_course_kernel_compiles_for_an_h200():
     found = code.find_toolkit()
     if not (found.get("nvvm") and found.get("nvrtc")):
         pytest.skip("the CUDA toolkit wheels are not installed (AAG_EXTRAS=cuda13 ./aag test)")
+    import os
     import subprocess
     import sys
     script = (
@@ -408,7 +325,7 @@ def test_every_course_kernel_compiles_for_an_h200():
         "    assert '.entry' in ptx\n"
         "print('compiled', len(sigs))\n")
     proc = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True,
-                          timeout=600, env={**__import__("os").environ, "NUMBA_ENABLE_CUDASIM": "0"})
+                          timeout=600, env={**os.environ, "NUMBA_ENABLE_CUDASIM": "0"})
     if "NVVM" in proc.stderr and "not found" in proc.stderr.lower():
         pytest.skip("no NVVM library here: " + proc.stderr[-300:])
     assert proc.returncode == 0 and "compiled 6" in proc.stdout, proc.stdout + proc.stderr[-3000:]
