@@ -9,7 +9,8 @@ chosen), the calls that do that: ``Event.record``, ``Event.elapsed_time`` and
 
 - every ``record()`` of an event the check did not :meth:`~Watch.ignore` (its own), with the
   number of launches the check had counted (:meth:`~Watch.launched`) when it was recorded;
-- every elapsed time read between two such events, with the value returned.
+- every elapsed time read between two such events (which records it was read after; its value
+  comes again from the course's own stamps of those records, :meth:`Watch.measured_again`).
 
 Wrapped at installation, a name imported early (``from numba.cuda import event_elapsed_time``)
 is the wrapper too. Works on the GPU (Numba's driver ``Event``) and in CPU mode (the simulator's
@@ -29,14 +30,15 @@ _state: dict = {"installed": False, "watch": None, "depth": 0}
 @dataclass
 class Reading:
     """One elapsed time read between two watched events: the launches counted when each was
-    recorded (the work between them is launches ``lo`` to ``hi - 1``), and the value, in ms."""
+    recorded (the work between them is launches ``lo`` to ``hi - 1``) and which record() of
+    each it was taken after. Its time is not kept here: :meth:`Watch.measured_again` gives it
+    from the course's own stamps."""
     lo: int
     hi: int
-    ms: float
     start: int          # id() of the events (kept alive by the Watch), to tell pairs apart
     end: int
-    start_rec: int = -1     # which record() of each event the reading was taken after
-    end_rec: int = -1
+    start_rec: int      # which record() of each event the reading was taken after
+    end_rec: int
 
 
 @dataclass
@@ -48,8 +50,8 @@ class Watch:
     _ignored: dict = field(default_factory=dict)     # id(event) -> event
     # One stamp per watched record(), taken by the course when it happened: the stream's time in
     # CPU mode, a course event recorded right behind it on a GPU. The watch is reachable from the
-    # code it watches, so a reading's own ``ms`` proves nothing; :meth:`measured_again` takes the
-    # time from the stamps of the two records the reading was taken after.
+    # code it watches, so a time stored with a reading would prove nothing: :meth:`measured_again`
+    # takes the time from the stamps of the two records the reading was taken after.
     _stamps: list = field(default_factory=list)
     _last: dict = field(default_factory=dict)        # id(event) -> index of its last stamp
 
@@ -79,15 +81,11 @@ class Watch:
         twin.record(*args, **kwargs)
         return twin
 
-    def _read(self, start, end, value) -> None:
+    def _read(self, start, end) -> None:
         a, b = self._at.get(id(start)), self._at.get(id(end))
         if a is None or b is None or id(start) in self._ignored or id(end) in self._ignored:
             return
-        try:
-            ms = float(value)
-        except (TypeError, ValueError):
-            return
-        self.readings.append(Reading(a[0], b[0], ms, id(start), id(end),
+        self.readings.append(Reading(a[0], b[0], id(start), id(end),
                                      self._last[id(start)], self._last[id(end)]))
 
     def measured_again(self, reading: Reading) -> float | None:
@@ -136,7 +134,7 @@ def _wrap_elapsed(original):
             _state["depth"] -= 1
         watch = _state["watch"]
         if watch is not None and _state["depth"] == 0:
-            watch._read(start, end, value)
+            watch._read(start, end)
         return value
     elapsed.__aag_original__ = original
     return elapsed
