@@ -1,0 +1,144 @@
+"""Record Nsight Compute reports of the course's kernels on the GPU machine, for the chapters'
+profiler cells to show where no GPU (or no ``ncu``) is at hand.
+
+    python3 scripts/gpu-ncu-record.py --out DIR            # every target below, one ncu run each
+    python3 scripts/gpu-ncu-record.py --target EXERCISE [VARIANT]   # (what ncu runs)
+
+Each target is a course kernel at its exercise's speed-test size, launched twice through the
+speed test's own harness (fresh inputs, poisoned outputs); ncu profiles the second launch only.
+Writes DIR/ncu-<chapter>.json: the device, ncu's version and, per kernel, every metric of
+``METRICS`` below with its unit."""
+
+from __future__ import annotations
+
+import argparse
+import copy
+import csv
+import datetime
+import io
+import json
+import os
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+# (chapter, exercise, bench variant label or None, what the row shows)
+TARGETS = [
+    ("ch05", "matmul_naive", None, "one element per thread, no tiles (chapter 3's kernel)"),
+    ("ch05", "tiled_matmul", None, "tiled in shared memory"),
+    ("ch06", "transpose_naive", None, "naive transpose"),
+    ("ch06", "transpose_tiled", None, "tiled transpose, padded tile"),
+    ("ch06", "transpose_tiled", "unpadded 32 × 32 tile (bank conflicts)", "tiled transpose, unpadded tile"),
+    ("ch06", "matmul_register_tiled", None, "register-tiled matmul"),
+    ("ch06", "matmul_register_tiled",
+     "tuned (128-bit shared loads, BK = 16, unsigned indices; ungraded)", "register-tiled, tuned"),
+    ("ch07", "conv2d_tiled", None, "tiled convolution"),
+]
+
+METRICS = [
+    "gpu__time_duration.sum",
+    "dram__bytes_read.sum", "dram__bytes_write.sum",
+    "dram__throughput.avg.pct_of_peak_sustained_elapsed",
+    "l1tex__t_requests_pipe_lsu_mem_global_op_ld.sum", "l1tex__t_sectors_pipe_lsu_mem_global_op_ld.sum",
+    "l1tex__t_requests_pipe_lsu_mem_global_op_st.sum", "l1tex__t_sectors_pipe_lsu_mem_global_op_st.sum",
+    "l1tex__data_pipe_lsu_wavefronts_mem_shared_op_ld.sum", "l1tex__data_pipe_lsu_wavefronts_mem_shared_op_st.sum",
+    "l1tex__data_bank_conflicts_pipe_lsu_mem_shared_op_ld.sum",
+    "l1tex__data_bank_conflicts_pipe_lsu_mem_shared_op_st.sum",
+    "smsp__inst_executed_op_shared_ld.sum", "smsp__inst_executed_op_shared_st.sum",
+    "sm__warps_active.avg.pct_of_peak_sustained_active",
+    "sm__maximum_warps_per_active_cycle_pct",
+    "launch__registers_per_thread", "launch__shared_mem_per_block_static",
+    "launch__block_size", "launch__grid_size",
+    "sm__throughput.avg.pct_of_peak_sustained_elapsed",
+    "lts__t_bytes.sum",
+]
+
+
+def _problem(exercise: str, variant: str | None):
+    from autograder.problems import ALL, bench_variants
+    problem = ALL[exercise]
+    if variant:
+        factory = bench_variants(problem)[variant]
+        problem = copy.copy(problem)
+        problem.reference = factory
+    return problem
+
+
+def target(exercise: str, variant: str | None) -> None:
+    """Launch the kernel twice at the speed size (ncu profiles the second)."""
+    from autograder.grading.judge import time_reference
+    from autograder.grading.runner import speed_inputs
+    problem = _problem(exercise, variant)
+    size = problem.gpu_sizes.speed
+    blocks, threads = problem.speed_shape(size)
+    host = [speed_inputs(problem, 12345, 0, size)]
+    kernel = problem.reference_kernel()
+    print("KERNEL", getattr(getattr(kernel, "py_func", kernel), "__name__", "?"), flush=True)
+    print("ms", time_reference(problem, host, [(0, 0)], size, blocks, threads))
+
+
+def kernel_name(exercise, variant) -> tuple:
+    problem = _problem(exercise, variant)
+    kernel = problem.reference_kernel()
+    return getattr(getattr(kernel, "py_func", kernel), "__name__", "?"), problem.gpu_sizes.speed
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--target", nargs="+")
+    ap.add_argument("--out", default=os.environ.get("OUT", "/tmp/ncu"))
+    args = ap.parse_args()
+    if args.target:
+        target(args.target[0], args.target[1] if len(args.target) > 1 else None)
+        return 0
+    out = Path(args.out)
+    out.mkdir(parents=True, exist_ok=True)
+    version = subprocess.run(["ncu", "--version"], capture_output=True, text=True).stdout.strip()
+    gpu = subprocess.run(["nvidia-smi", "--query-gpu=name,driver_version", "--format=csv,noheader"],
+                         capture_output=True, text=True).stdout.strip()
+    import numba_cuda
+    import numpy
+    reports: dict[str, dict] = {}
+    for chapter, exercise, variant, label in TARGETS:
+        name, size = kernel_name(exercise, variant)
+        cmd = ["ncu", "--csv", "--target-processes", "all", "-k", f"regex:^{name}",
+               "--launch-skip", "1", "--launch-count", "1", "--metrics", ",".join(METRICS),
+               sys.executable, __file__, "--target", exercise] + ([variant] if variant else [])
+        t0 = time.monotonic()
+        p = subprocess.run(cmd, capture_output=True, text=True, timeout=240)
+        rows = [r for r in csv.reader(io.StringIO(p.stdout)) if len(r) > 10]
+        metrics = {}
+        if rows:
+            head = rows[0]
+            for r in rows[1:]:
+                rec = dict(zip(head, r))
+                value = rec["Metric Value"].replace(",", "")
+                try:
+                    value = float(value)
+                except ValueError:
+                    pass
+                metrics[rec["Metric Name"]] = {"value": value, "unit": rec["Metric Unit"]}
+        print(f"{chapter} {exercise} {variant or ''}: {len(metrics)} metrics in "
+              f"{time.monotonic() - t0:.0f} s (rc {p.returncode})", flush=True)
+        if not metrics:
+            print(p.stdout[-2000:], p.stderr[-2000:])
+        reports.setdefault(chapter, []).append({
+            "exercise": exercise, "variant": variant, "label": label, "kernel": name,
+            "size": size, "metrics": metrics})
+    for chapter, kernels in reports.items():
+        (out / f"ncu-{chapter}.json").write_text(json.dumps({
+            "device": gpu, "ncu": version.splitlines()[-1] if version else "",
+            "numba_cuda": numba_cuda.__version__, "numpy": numpy.__version__,
+            "date": datetime.date.today().isoformat(),
+            "how": "scripts/gpu-ncu-record.py: ncu --metrics (the list in the script) on the "
+                   "second launch of the course kernel at the exercise's speed-test size",
+            "kernels": kernels}, indent=1))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
