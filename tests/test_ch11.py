@@ -17,10 +17,14 @@ from autograder.checks import TINY32, gamma
 from autograder.problem import Case
 from autograder.problems.ch11 import specs as ch11_specs
 
+from verdicts import NamedInCpuMode, required
 from verdicts import verdict_text as _verdict
 
 ch11 = ag.problems.ch11
 CPU = not ag.backend.is_gpu
+# Reading past the end of the input changes no output element on a GPU (the values read there
+# only reach threads past n): only CPU mode, which checks every index, can name it.
+OUT_OF_BOUNDS = "out of bounds"
 MAX_THREADS = ch11.MAX_THREADS
 BK_SECTION = 2 * MAX_THREADS
 COARSEN = ch11.COARSEN
@@ -56,7 +60,7 @@ def _expect(problem, fn, expected, hidden=True):
         return
     assert failure is not None, "passed but is wrong"
     for fragment in expected:
-        assert fragment in failure, (fragment, failure)
+        assert fragment in failure or not required(fragment), (fragment, failure)
 
 
 # ---- 11.1 Kogge-Stone ---------------------------------------------------------------------------
@@ -134,7 +138,7 @@ def test_kogge_stone_correct_variants_pass():
 KS_BUGS = {
     "one_barrier": (_kogge_stone("one_barrier"), (RACE, "Kogge-Stone in place", "two buffers")),
     "exclusive": (_kogge_stone(exclusive=True), ("exclusive scan", "allowed error")),
-    "no_guard": (_kogge_stone(guard=False), ("out of bounds",)),
+    "no_guard": (_kogge_stone(guard=False), (OUT_OF_BOUNDS,)),
 }
 
 
@@ -143,6 +147,9 @@ def test_kogge_stone_bug_verdict(name):
     fn, expected = KS_BUGS[name]
     if RACE in expected[0] and not CPU:
         pytest.skip("a race may not show on a GPU; CPU mode's detector catches it every time")
+    if expected[0] == OUT_OF_BOUNDS and not CPU:
+        pytest.skip("an out-of-bounds read that changes no output passes on a GPU; CPU mode, "
+                    "which checks every index, stops it")
     _expect(ch11.kogge_stone, fn, expected)
 
 
@@ -341,12 +348,12 @@ def test_hierarchical_correct_variants_pass():
 H_BUGS = {
     "no_carries": ((SECTIONS_OK, _carries("none")), ("scanned on its own", "the carry",
                                                      "carries[b - 1]")),
-    "carry_includes_own_tile": ((SECTIONS_OK, _carries("own")), ("counted twice",)),
+    "carry_includes_own_tile": ((SECTIONS_OK, _carries("own")), (NamedInCpuMode("counted twice"),)),
     "sums_not_written": ((_sections(write_sums=False), CARRIES_OK), ("sums[cuda.blockIdx.x]",)),
     "no_barrier_after_load": ((_sections(barrier_after_load=False), CARRIES_OK),
                               (RACE, "the three phases share the tile")),
     "one_element_per_thread": ((_sections(coarsen_store=1), CARRIES_OK),
-                               ("never written", "COARSEN = 16 elements")),
+                               ("never written", NamedInCpuMode("COARSEN = 16 elements"))),
 }
 
 
@@ -476,7 +483,8 @@ def test_single_pass_correct_passes():
 SP_BUGS = {
     "no_look_back": (_single_pass("none"), ("scanned on its own", "keep looking back")),
     "own_total_as_prefix": (_single_pass("own_total_as_prefix"),
-                            ("only the total of section b - 1", "prefixes[b] = carry + total")),
+                            (NamedInCpuMode("only the total of section b - 1"),
+                             NamedInCpuMode("prefixes[b] = carry + total"))),
     "tile_from_block_index": (_single_pass(ticket=False),
                               ("TileCounterError", "took 0 tile index(es)",
                                "blocks start in no guaranteed order")),
@@ -566,7 +574,8 @@ def test_bugs_miss_the_bound_by_far():
     assert _excess(ch11.kogge_stone, _kogge_stone(exclusive=True), 150, 64) > 1e3
     assert _excess(ch11.scan_hierarchical, (SECTIONS_OK, _carries("none")), 1100, 32) > 1e4
     assert _excess(ch11.scan_hierarchical, (SECTIONS_OK, _carries("own")), 1100, 32) > 1e4
-    assert _excess(ch11.scan_single_pass, _single_pass("own_total_as_prefix"), 1600, 32) > 1e4
+    if CPU:   # on a GPU a tile often finds its predecessors still at AGGREGATE and sums them all
+        assert _excess(ch11.scan_single_pass, _single_pass("own_total_as_prefix"), 1600, 32) > 1e4
 
 
 def _f32_network(rows, kind):

@@ -200,7 +200,7 @@ def copy_image_to_host(img, out):
 
 
 @pytest.mark.parametrize("fn,expected", [
-    (launder_scratch, "a device array of yours was copied to the host (copy_to_host)"),
+    (launder_scratch, "a device array of yours was copied to the host"),
     (launder_numpy_argument, "a device array of yours was copied to the host"),
     (copy_image_to_host, "`img` was copied to the host"),
 ])

@@ -2,7 +2,19 @@
 
 from __future__ import annotations
 
+import autograder as ag
 from autograder.checks import CheckFailed
+
+
+class NamedInCpuMode(str):
+    """A fragment of a verdict that only CPU mode's visible cases can give: they are small and
+    the simulator checks every index, so the check names the bug. On a GPU the first failing case
+    is a large one and the verdict may name only the wrong elements; the kernel must still fail."""
+
+
+def required(fragment: str) -> bool:
+    """Is this fragment of an expected verdict required on this backend?"""
+    return not (isinstance(fragment, NamedInCpuMode) and ag.backend.is_gpu)
 
 
 def verdict_text(problem, fn, hidden: bool = True) -> str | None:
@@ -24,4 +36,4 @@ def assert_judged(problem, fn, expected, hidden: bool = True) -> None:
         assert failure is None, failure
     else:
         assert failure is not None, "passed but is wrong"
-        assert expected in failure, failure
+        assert expected in failure or not required(expected), failure

@@ -750,6 +750,13 @@ class DeviceRanges:
                 and len(self.other_host) < 5:
             self.other_host.append(what)    # a scratch array, or a NumPy argument's copy back
 
+    def host_argument(self) -> None:
+        """``device_only``: a NumPy array was passed to a kernel, which copies it back to the host
+        after the launch (numba-cuda does that copy with the driver's memcpy directly, past
+        ``driver.device_to_host``)."""
+        if self.device_only and _caller() == "learner" and len(self.other_host) < 5:
+            self.other_host.append("a NumPy array passed to a kernel")
+
     def summary(self) -> dict:
         return {"driver_launches": self.kernel_launches,
                 "host_accesses": len(self.host) + len(self.other_host)}
@@ -799,6 +806,19 @@ def install_gpu() -> None:
         return h2d(dst, src, size, stream)
 
     driver.device_to_host, driver.host_to_device = device_to_host, host_to_device
+    try:   # a NumPy array given to a kernel: copied to the device and back around the launch
+        from numba.cuda import args as kernel_args
+    except ImportError:
+        kernel_args = None
+    if kernel_args is not None and hasattr(kernel_args, "Out"):
+        out_to_device = kernel_args.Out.to_device
+
+        def to_device(self, retr, stream=0):
+            rec = _active[0]
+            if isinstance(rec, DeviceRanges) and isinstance(self.value, np.ndarray):
+                rec.host_argument()
+            return out_to_device(self, retr, stream)
+        kernel_args.Out.to_device = to_device
     launch = dispatcher._Kernel.launch
 
     def counted(self, *args, **kwargs):

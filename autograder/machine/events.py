@@ -49,9 +49,13 @@ class Watch:
     _at: dict = field(default_factory=dict)          # id(event) -> (launches then, event)
     _ignored: dict = field(default_factory=dict)     # id(event) -> event
     # One stamp per watched record(), taken by the course when it happened: the stream's time in
-    # CPU mode, a course event recorded right behind it on a GPU. The watch is reachable from the
-    # code it watches, so a time stored with a reading would prove nothing: :meth:`measured_again`
-    # takes the time from the stamps of the two records the reading was taken after.
+    # CPU mode; on a GPU, a pair of course events recorded right before and right after it. The
+    # watch is reachable from the code it watches, so a time stored with a reading would prove
+    # nothing: :meth:`measured_again` takes the time from the stamps of the two records the reading
+    # was taken after. (One course event behind each record is not enough on a GPU: an event
+    # recorded while the GPU is idle gets the time the GPU reaches it, so the course's event, made
+    # and recorded by Python a little later, can be tens of microseconds late; the pair brackets
+    # the learner's event whatever the GPU was doing.)
     _stamps: list = field(default_factory=list)
     _last: dict = field(default_factory=dict)        # id(event) -> index of its last stamp
 
@@ -63,19 +67,27 @@ class Watch:
         """The check's own event: neither its records nor its readings are the watched code's."""
         self._ignored[id(event)] = event
 
-    def _record(self, event, args=(), kwargs=None) -> None:
+    def _before(self, event, args=(), kwargs=None):
+        """Called just before a watched record(): on a GPU, a course event recorded in front of
+        it (None in CPU mode, where the stream's own time of the record is exact)."""
+        if id(event) in self._ignored or _state.get("backend") == "cpu":
+            return None
+        return self._twin(args, kwargs or {})
+
+    def _record(self, event, args=(), kwargs=None, before=None) -> None:
         if id(event) in self._ignored:
             return
         self.records += 1
         self._at[id(event)] = (self.launches, event)
         self._last[id(event)] = len(self._stamps)
-        self._stamps.append(self._stamp(event, args, kwargs or {}))
-
-    def _stamp(self, event, args, kwargs):
         at = getattr(event, "_aag_at", None)
         if at is not None:                     # CPU mode: the stream's time of the record
-            return float(at)
-        from numba import cuda                 # a GPU: a course event right behind it
+            self._stamps.append((float(at), float(at)))
+        else:                                  # a GPU: course events in front and behind
+            self._stamps.append((before, self._twin(args, kwargs or {})))
+
+    def _twin(self, args, kwargs):
+        from numba import cuda
         twin = cuda.event()
         self.ignore(twin)
         twin.record(*args, **kwargs)
@@ -88,17 +100,21 @@ class Watch:
         self.readings.append(Reading(a[0], b[0], id(start), id(end),
                                      self._last[id(start)], self._last[id(end)]))
 
-    def measured_again(self, reading: Reading) -> float | None:
+    def measured_again(self, reading: Reading) -> tuple[float, float] | None:
         """The milliseconds between the two records a reading was taken after, from the course's
-        own stamps (None for a reading that names no stamp the course took)."""
+        own stamps, as the range ``(least, most)`` that the reading's true value lies in (one
+        value twice in CPU mode); None for a reading that names no stamp the course took."""
         n = len(self._stamps)
         if not (0 <= reading.start_rec < n and 0 <= reading.end_rec < n):
             return None
-        a, b = self._stamps[reading.start_rec], self._stamps[reading.end_rec]
-        if isinstance(a, float) and isinstance(b, float):
-            return 1e3 * (b - a)
-        elapsed = type(a).elapsed_time
-        return float(getattr(elapsed, "__aag_original__", elapsed)(a, b))
+        (a0, a1), (b0, b1) = self._stamps[reading.start_rec], self._stamps[reading.end_rec]
+        if isinstance(a0, float) and isinstance(b0, float):
+            return 1e3 * (b0 - a0), 1e3 * (b1 - a1)
+        if a0 is None or b0 is None:
+            return None
+        elapsed = type(a1).elapsed_time
+        elapsed = getattr(elapsed, "__aag_original__", elapsed)
+        return float(elapsed(a1, b0)), float(elapsed(a0, b1))
 
 
 @contextlib.contextmanager
@@ -115,10 +131,12 @@ def watching():
 def _wrap_record(original):
     @functools.wraps(original)
     def record(self, *args, **kwargs):
+        watch = _state["watch"]
+        before = watch._before(self, args, kwargs) if watch is not None else None
         result = original(self, *args, **kwargs)
         watch = _state["watch"]
         if watch is not None:
-            watch._record(self, args, kwargs)
+            watch._record(self, args, kwargs, before)
         return result
     record.__aag_original__ = original
     return record
@@ -158,6 +176,7 @@ def install(backend: str) -> None:
             return
         event_class = driver.Event
         modules += [driver, importlib.import_module("numba.cuda.api")]
+    _state["backend"] = backend
     event_class.record = _wrap_record(event_class.record)
     event_class.elapsed_time = _wrap_elapsed(event_class.elapsed_time)
     for module in modules:

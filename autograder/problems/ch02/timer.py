@@ -234,7 +234,7 @@ class TimerProblem(Problem):
             value = float(np.asarray(out["result"]).reshape(-1)[0])
             counts = np.asarray(out["counts"], dtype=np.float64).reshape(-1)
             true_all = np.asarray(out["true_ms"], dtype=np.float64).reshape(-1)
-            table = np.asarray(out["readings"], dtype=np.float64).reshape(MAX_READINGS, 5)
+            table = np.asarray(out["readings"], dtype=np.float64).reshape(MAX_READINGS, 6)
         except (KeyError, ValueError, IndexError, TypeError):
             return fail("the grader's record of this run is missing or damaged",
                         "return a number from time_ms; leave the grader alone.")
@@ -263,7 +263,12 @@ class TimerProblem(Problem):
             return fail(f"{got}, but no elapsed time was read from events of yours recorded "
                         "around a launch: the number did not come from timing the GPU with "
                         "events", FROM_EVENTS)
-        own = float(np.median([r[2] for r in used]))
+        # Each reading's true value lies in [least, most] (the course's events around each of the
+        # learner's records, on a GPU; one value in CPU mode), so their median lies between the
+        # medians of the ends.
+        own_least = float(np.median([r[2] for r in used]))
+        own_most = float(np.median([r[3] for r in used]))
+        own = 0.5 * (own_least + own_most)
         if any(r[0] == 0 for r in used):
             first = next(r for r in used if r[0] == 0)
             return fail(f"{got}; one of your timed runs includes the first call of launch(), "
@@ -288,7 +293,7 @@ class TimerProblem(Problem):
         if len(covered) < repeats:
             return fail(f"{got} from {len(covered)} timed run{'s' * (len(covered) != 1)}; "
                         f"time_ms(launch, {repeats}) asks for {repeats}", FEWER)
-        if not _near(value, own, NEAR_OWN):
+        if not own_least * (1 - NEAR_OWN) <= value <= own_most * (1 + NEAR_OWN):
             return fail(f"{got}, but the median of what your events measured is {own:.4g} ms: "
                         "return that", FROM_EVENTS)
         if not _near(value, expected, NEAR_TRUTH):
@@ -298,31 +303,32 @@ class TimerProblem(Problem):
         return Verdict(self.name, True, case.describe())
 
 
-def _readings(table: np.ndarray) -> list[tuple[int, int, float]]:
-    """The learner's readings, in the order read, each event pair at each position once."""
+def _readings(table: np.ndarray) -> list[tuple[int, int, float, float]]:
+    """The learner's readings, in the order read, each event pair at each position once:
+    (first launch, launch after the last, least ms, most ms)."""
     seen, found = set(), []
-    for lo, hi, ms, a, b in table:
-        if not np.isfinite(ms):
+    for lo, hi, least, most, a, b in table:
+        if not (np.isfinite(least) and np.isfinite(most)):
             continue
         key = (int(lo), int(hi), int(a), int(b))
         if key in seen:
             continue
         seen.add(key)
-        found.append((int(lo), int(hi), float(ms)))
+        found.append((int(lo), int(hi), float(least), float(most)))
     return found
 
 
 def _outputs(repeats):
     return {"result": ((1,), np.float64), "counts": ((2,), np.float64),
             "true_ms": ((MAX_LAUNCHES,), np.float64),
-            "readings": ((MAX_READINGS, 5), np.float64)}
+            "readings": ((MAX_READINGS, 6), np.float64)}
 
 
 def _measured_again(watch) -> list:
-    """(reading, ms) for each reading of the watch, its time taken again from the course's stamps
-    of the two records it was read after (:meth:`events.Watch.measured_again`): the watch is
-    reachable from the learner's code, and a reading appended or edited there must not count as
-    a measurement."""
+    """(reading, (least, most) ms) for each reading of the watch, its time taken again from the
+    course's stamps of the two records it was read after (:meth:`events.Watch.measured_again`):
+    the watch is reachable from the learner's code, and a reading appended or edited there must
+    not count as a measurement."""
     out = []
     for r in watch.readings:
         try:
@@ -355,7 +361,7 @@ def _call_timer(time_ms, inputs, outputs, case):
     outputs["true_ms"][:] = np.nan
     outputs["true_ms"][:len(true)] = true
     numbers: dict[int, int] = {}
-    rows = [(r.lo, r.hi, ms, numbers.setdefault(r.start, len(numbers)),
+    rows = [(r.lo, r.hi, *ms, numbers.setdefault(r.start, len(numbers)),
              numbers.setdefault(r.end, len(numbers)))
             for r, ms in _measured_again(watch)][-MAX_READINGS:]
     outputs["readings"][:] = np.nan
