@@ -831,8 +831,8 @@ plt.show()
 # ticket each, and the values as in 11.4. **The speed test** times it on 2²⁸ elements against the
 # course's single-pass kernel, whose look-back reads 32 earlier tiles at once (see
 # `_single_pass_kernel` in `autograder/problems/ch11/references.py`): you need at least 30% of its
-# speed (a look-back that reads one tile at a time reached 39% in the H200's speed test) and 5×
-# the CPU scan.
+# speed (on the H200, a look-back that reads one tile at a time ran at 54% of it) and 5× the CPU
+# scan.
 
 # %%
 # A tile's status: what it has published so far (the kernel reads these as constants)
@@ -963,18 +963,19 @@ except ag.timing.NeedsGPU as why:
 #
 # Compare what you measured (on a GPU; without one, use the course's H200 figures for 2²⁸
 # elements, `docs/benchmarks.md`: the copy 0.505 ms, the course's hierarchical scan 1.502 ms,
-# its single-pass scan 1.328 ms, `cupy.cumsum` 1.97 ms) with your predictions from 11.3. The
-# course's single pass runs at 1.48× the speed of `cupy.cumsum` and 38% of a copy's on the H200.
-# (The H200's single-pass figures come from look-back kernels that marked an unpublished tile
-# with NaN in its value, not with a status word: the same bytes, with plain loads of the values
-# where the status word takes an atomic exchange to publish and atomic reads to look back. Your
-# GPU's run of the cell above times the status-word kernels.)
+# its single-pass scan 2.140 ms, `cupy.cumsum` 1.961 ms) with your predictions from 11.3. On the
+# H200 the course's single pass runs at 0.92× the speed of `cupy.cumsum` and 24% of a copy's.
+# Its look-back reads each predecessor's status word with `cuda.atomic.add(status, j, 0)`, a
+# read-modify-write that goes to the L2 cache, and its values with atomics too. The same kernel
+# with plain loads, and NaN in a value for "not published yet" (a protocol that hangs on a NaN
+# input, as the check's NaN case shows), took 1.328 ms. CUB keeps a tile's status and value
+# together in one 64-bit word and reads it with one ordinary load that bypasses the SM's L1.
 # In the cell below, in 5 to 10 sentences:
 #
 # 1. for the hierarchical and the single-pass scan, give the bound (bytes at the copy's
 #    bandwidth), the measured time, and the fraction of the bound reached;
-# 2. explain the speedup of the single pass over the hierarchy: how much of it the traffic
-#    predicts, and whether the measurement shows more or less;
+# 2. compare the single pass with the hierarchy: how much faster the traffic predicts it to be,
+#    and what the measurement shows;
 # 3. name two costs the traffic model leaves out, and for each say which measurement shows it
 #    (for example: the section scans of Kogge-Stone and Brent-Kung against a copy, the
 #    difference between the single pass and its bound, or the course's look-back variants in
@@ -988,16 +989,16 @@ except ag.timing.NeedsGPU as why:
 # of the same 2.15 GB took 0.505 ms. The hierarchical scan moves 4.30 GB, 16.0 bytes per element
 # (11.3), so its bound at the copy's bandwidth is 1.007 ms; the course's took 1.502 ms, about two
 # thirds of its bound. The single pass moves 8 bytes per element, bound 0.503 ms; the course's
-# took 1.328 ms, 38% of the bound and only 1.13× faster than the hierarchy, far less than the 2×
-# the traffic predicts (a look-back by one thread, one tile at a time, took 2.097 ms, slower than
-# the hierarchy). Two costs the model leaves out: first, the work inside a block: the
-# section scans alone (Kogge-Stone 2.836 ms, Brent-Kung 3.645 ms for 8 bytes per element) run
-# 5.6 to 7.2 times slower than the copy, so the barriers and shared-memory steps of a block scan
-# cost time even when the bytes are the same; second, in the single pass, the wait for the
-# carry: the course's chained variant, which waits for each predecessor's prefix, took 25.06 ms
-# against 1.328 ms for the decoupled look-back reading 32 predecessors at once and 2.097 ms for
-# one thread reading them one by one, with the same bytes moved, so the latency of
-# passing carries between blocks is a cost of its own. (The hierarchy also pays
+# took 2.140 ms, 24% of the bound, and is slower than the hierarchy, where the traffic predicts
+# it twice as fast (a look-back by one thread, one tile at a time, took 3.968 ms). Two costs the
+# model leaves out: first, the work inside a block: the section scans alone (Kogge-Stone 2.836
+# ms, Brent-Kung 3.645 ms for 8 bytes per element) run 5.6 to 7.2 times slower than the copy,
+# so the barriers and shared-memory steps of a block scan cost time even when the bytes are the
+# same; second, in the single pass, passing the carry between blocks: the chained variant, which
+# waits for each predecessor's prefix, took 76.37 ms against 2.140 ms for the decoupled
+# look-back reading 32 predecessors at once, with the same bytes moved, and the look-back's
+# atomic reads of status words and values cost on their own: the same kernel with plain loads
+# (and NaN for "not published", which is not safe) took 1.328 ms. (The hierarchy also pays
 # for five small launches and two NaN fills, a few microseconds each, visible as the difference
 # between its time and its three big kernels.) I would add a per-tile latency term to the model:
 # the time of one look-back round trip times the tiles each SM scans one after another.
@@ -1006,8 +1007,8 @@ except ag.timing.NeedsGPU as why:
 # Questions to answer for yourself (not graded):
 # 1. In 11.4, the third kernel reads and writes every element again. A *reduce-then-scan*
 #    hierarchy first only **sums** each tile (reads n), scans the sums, then scans each tile again
-#    starting from its carry (reads n, writes n): how many bytes per element is that, and why is
-#    it still slower than a single pass?
+#    starting from its carry (reads n, writes n): how many bytes per element is that, and how
+#    would it compare with a single pass whose look-back costs nothing?
 # 2. Kogge-Stone's chain from `x[j]` to `y[i]` is about `log2(i - j)` additions, the sequential
 #    loop's `i - j`. Which of this chapter's scans is the most accurate in the worst case, and
 #    which (from the bound in the checks) the least?
