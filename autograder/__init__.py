@@ -53,7 +53,8 @@ if backend is not None:
     from autograder.grading import judge as _judge  # noqa: E402,F401  (a speed cell's test)
     from autograder.core.checks import CheckFailed  # noqa: E402,F401
     from autograder.core.explain import install as explain_errors  # noqa: E402,F401
-    from autograder.learner import experiments, visual  # noqa: E402,F401
+    from autograder.learner import experiments, profiler, visual  # noqa: E402,F401
+    from autograder.learner.profiler import profile  # noqa: E402,F401
     from autograder.learner.answers import reveal  # noqa: E402,F401
     from autograder.learner.hints import hint  # noqa: E402,F401
     from autograder.learner.notebook import banner, run_isolated, setup_notebook  # noqa: E402,F401
@@ -75,6 +76,7 @@ def __getattr__(name: str):
     return importlib.import_module(target)
 
 
-__all__ = ["backend", "backend_error", "banner", "experiments", "problems", "timing", "visual",
+__all__ = ["backend", "backend_error", "banner", "experiments", "problems", "profile", "profiler",
+           "timing", "visual",
            "CheckFailed", "SharedMemoryRace", "GlobalMemoryRace", "BarrierDivergence", "run_isolated",
            "setup_notebook", "hint", "reveal", "explain_errors"]

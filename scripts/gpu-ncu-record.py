@@ -6,16 +6,15 @@ profiler cells to show where no GPU (or no ``ncu``) is at hand.
 
 Each target is a course kernel at its exercise's speed-test size, launched twice through the
 speed test's own harness (fresh inputs, poisoned outputs); ncu profiles the second launch only.
-Writes DIR/ncu-<chapter>.json: the device, ncu's version and, per kernel, every metric of
+Writes DIR/<device>_<chapter>_ncu.json (h200_ch05_ncu.json: the name a chapter's folder gives it,
+ready to be copied into autograder/problems/<chapter>/): the device, ncu's version and, per kernel, every metric of
 ``METRICS`` below with its unit."""
 
 from __future__ import annotations
 
 import argparse
 import copy
-import csv
 import datetime
-import io
 import json
 import os
 import subprocess
@@ -26,7 +25,10 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-# (chapter, exercise, bench variant label or None, what the row shows)
+# (chapter, exercise, bench variant label or None, what the row shows[, kernel name]). The kernel's
+# name is what ncu's -k filter matches; it is read from the reference kernel (its py_func) unless
+# the entry names it: a reference that is a kernel factory (chapter 7's, whose make(F, in_tile)
+# builds ``conv2d_reference``) has no name of its own to read.
 TARGETS = [
     ("ch05", "matmul_naive", None, "one element per thread, no tiles (chapter 3's kernel)"),
     ("ch05", "tiled_matmul", None, "tiled in shared memory"),
@@ -36,7 +38,8 @@ TARGETS = [
     ("ch06", "matmul_register_tiled", None, "register-tiled matmul"),
     ("ch06", "matmul_register_tiled",
      "tuned (128-bit shared loads, BK = 16, unsigned indices; ungraded)", "register-tiled, tuned"),
-    ("ch07", "conv2d_tiled", None, "tiled convolution"),
+    ("ch07", "conv2d_tiled", None, "course reference (8 outputs per thread, rows in registers)",
+     "conv2d_reference"),
 ]
 
 METRICS = [
@@ -81,10 +84,25 @@ def target(exercise: str, variant: str | None) -> None:
     print("ms", time_reference(problem, host, [(0, 0)], size, blocks, threads))
 
 
-def kernel_name(exercise, variant) -> tuple:
+def kernel_name(exercise, variant, name=None) -> tuple:
+    """(the kernel's name for ncu's -k filter, the speed-test size). A reference that is not a
+    kernel (a factory: no py_func) must have its kernel's name given in TARGETS."""
     problem = _problem(exercise, variant)
-    kernel = problem.reference_kernel()
-    return getattr(getattr(kernel, "py_func", kernel), "__name__", "?"), problem.gpu_sizes.speed
+    if name is None:
+        kernel = problem.reference_kernel()
+        if not hasattr(kernel, "py_func"):
+            raise ValueError(f"{exercise}'s reference {kernel!r} is not a kernel (a factory?): "
+                             "name its kernel in TARGETS")
+        name = kernel.py_func.__name__
+    return name, problem.gpu_sizes.speed
+
+
+def report_name(device: str, chapter: str) -> str:
+    """``h200_ch05_ncu.json``: the name the chapter's folder gives a recorded report
+    (autograder.problems.recorded_file), so that the file can be dropped in as it is."""
+    words = [w for w in device.split(",")[0].lower().replace("nvidia", " ").split() if w]
+    slug = "_".join("".join(c for c in w if c.isalnum()) for w in words) or "gpu"
+    return f"{slug}_{chapter}_ncu.json"
 
 
 def main() -> int:
@@ -92,6 +110,9 @@ def main() -> int:
     ap.add_argument("--target", nargs="+")
     ap.add_argument("--out", default=os.environ.get("OUT", "/tmp/ncu"))
     args = ap.parse_args()
+    from autograder.learner.profiler import METRICS as SHOWN
+    missing = set(SHOWN) - set(METRICS)
+    assert not missing, f"the chapters' profiler cells show metrics this script does not record: {missing}"
     if args.target:
         target(args.target[0], args.target[1] if len(args.target) > 1 else None)
         return 0
@@ -102,26 +123,17 @@ def main() -> int:
                          capture_output=True, text=True).stdout.strip()
     import numba_cuda
     import numpy
+    from autograder.learner.profiler import parse_csv
     reports: dict[str, dict] = {}
-    for chapter, exercise, variant, label in TARGETS:
-        name, size = kernel_name(exercise, variant)
-        cmd = ["ncu", "--csv", "--target-processes", "all", "-k", f"regex:^{name}",
+    for chapter, exercise, variant, label, *named in TARGETS:
+        name, size = kernel_name(exercise, variant, *named)
+        cmd = ["ncu", "--csv", "--print-units", "base", "--target-processes", "all", "-k", f"regex:^{name}",
                "--launch-skip", "1", "--launch-count", "1", "--metrics", ",".join(METRICS),
                sys.executable, __file__, "--target", exercise] + ([variant] if variant else [])
         t0 = time.monotonic()
         p = subprocess.run(cmd, capture_output=True, text=True, timeout=240)
-        rows = [r for r in csv.reader(io.StringIO(p.stdout)) if len(r) > 10]
-        metrics = {}
-        if rows:
-            head = rows[0]
-            for r in rows[1:]:
-                rec = dict(zip(head, r))
-                value = rec["Metric Value"].replace(",", "")
-                try:
-                    value = float(value)
-                except ValueError:
-                    pass
-                metrics[rec["Metric Name"]] = {"value": value, "unit": rec["Metric Unit"]}
+        launches = [launch for launch in parse_csv(p.stdout) if launch["metrics"]]
+        metrics = launches[-1]["metrics"] if launches else {}
         print(f"{chapter} {exercise} {variant or ''}: {len(metrics)} metrics in "
               f"{time.monotonic() - t0:.0f} s (rc {p.returncode})", flush=True)
         if not metrics:
@@ -130,7 +142,7 @@ def main() -> int:
             "exercise": exercise, "variant": variant, "label": label, "kernel": name,
             "size": size, "metrics": metrics})
     for chapter, kernels in reports.items():
-        (out / f"ncu-{chapter}.json").write_text(json.dumps({
+        (out / report_name(gpu, chapter)).write_text(json.dumps({
             "device": gpu, "ncu": version.splitlines()[-1] if version else "",
             "numba_cuda": numba_cuda.__version__, "numpy": numpy.__version__,
             "date": datetime.date.today().isoformat(),

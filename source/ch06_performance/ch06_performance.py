@@ -487,7 +487,8 @@ for label, kernel in (("unpadded tile (32, 32)", transpose_unpadded),
                       ("your kernel", transpose_tiled_kernel)):
     if ag.backend.is_gpu:
         print("(on a GPU the accesses are not recorded: run this cell in CPU mode, "
-              "AAG_BACKEND=cpu, or use Nsight Compute's shared-memory bank-conflict counters)")
+              "AAG_BACKEND=cpu, or read Nsight Compute's bank-conflict counters in the "
+              "profiler cell after 'Measure it')")
         break
     rows = ch06.bank_conflicts(kernel, (1, 1), (TILE, BLOCK_ROWS), cuda.to_device(one_tile),
                                cuda.to_device(np.zeros((TILE, TILE), np.float32)))
@@ -542,6 +543,77 @@ else:
                          title=f"Transposes of a {M_big} × {N_big} float32 matrix").show()
 
 # %% [markdown]
+# ## Look inside: sectors and bank conflicts, counted by the GPU
+#
+# The sector model of Exercise 6.2 and the bank-conflict replay above are predictions. Nsight
+# Compute (`ncu`, NVIDIA's profiler; chapter 5 shows how `ag.profile` runs it in a separate
+# process) counts the same events on the GPU itself. The cell below asks for three groups of
+# counters:
+#
+# - **DRAM**: the bytes read from and written to DRAM, and **× arrays**, those bytes over the
+#   805 MB that the input and output hold.
+# - **Coalescing**: the **sectors per request** of the global loads and stores: the 32-byte
+#   sectors one warp-wide access touched. 4 means fully coalesced (32 threads, 32 neighbouring
+#   float32, 128 bytes); 32 means every thread's word in a sector of its own.
+# - **Bank conflicts**: per warp-wide shared-memory access, the **passes** (ncu calls them
+#   wavefronts) it took: 1 without a conflict, up to 32; and the conflicts, the passes beyond
+#   the first.
+#
+# On a GPU with `ncu` it profiles your naive kernel, the unpadded tiled kernel and your tiled
+# kernel on the 8192 × 12288 input (times under the profiler are longer than the timed ones:
+# the clock is held at its base rate). Elsewhere, and while the notebook is graded, it shows
+# the course's H200 report for its own kernels: the naive one, the reference (padded tile) and
+# the unpadded tile.
+
+# %%
+why = ag.profiler.why_not()
+if why is None:
+    d_in = cuda.device_array((M_big, N_big), np.float32)
+    ag.timing.fill_uniform(d_in, seed=6)
+    d_t = cuda.device_array((N_big, M_big), np.float32)
+    g32 = ((N_big + 31) // 32, (M_big + 31) // 32)
+    gnaive = ((N_big + 31) // 32, (M_big + 7) // 8)
+    groups = ("dram", "coalescing", "bank_conflicts")
+    try:
+        report = ag.profiler.live([
+            ag.profile(transpose_naive_kernel, gnaive, (32, 8), d_in, d_t,
+                       label="naive (yours)", metrics=groups),
+            ag.profile(transpose_unpadded, g32, (TILE, BLOCK_ROWS), d_in, d_t,
+                       label="tiled, unpadded", metrics=groups),
+            ag.profile(transpose_tiled_kernel, g32, (TILE, BLOCK_ROWS), d_in, d_t,
+                       label="tiled, padded (yours)", metrics=groups),
+        ])
+        report.show(groups)
+    except ag.profiler.ProfilerFailed as failed:
+        why = str(failed)
+if why:
+    print(why + "\n")
+    ag.profiler.recorded("ch06", ("transpose_naive", "transpose_tiled")).show(
+        ("dram", "coalescing", "bank_conflicts"))
+
+# %% [markdown]
+# **What the H200 report shows.**
+#
+# - **Coalescing.** Every kernel's loads take 4 sectors per request: each warp reads 32
+#   neighbouring floats of a row. The naive kernel's stores take **32**: a warp writes 32 floats
+#   of a column, 32 different rows, so each thread's 4 bytes sit in a 32-byte sector of their own.
+#   The tiled kernels store rows of the output, 4 sectors per request, as predicted.
+# - **DRAM.** Yet DRAM saw almost the same bytes for all three: 869 MB for the naive kernel,
+#   785 MB and 786 MB for the tiled ones, against the 805 MB of the arrays. The naive kernel's
+#   scattered stores land in the L2 cache, and by the time a sector goes out to DRAM the warps
+#   writing the neighbouring rows have mostly filled it in. (A figure a little below the arrays'
+#   size is not a mistake: writes still in the L2 cache when the kernel ends reach DRAM later,
+#   outside the measurement.) What sets the naive kernel apart (1.58 ms under the profiler,
+#   against 0.244 ms for the reference) is the 8 times as many sector writes from the SMs to L2,
+#   not the DRAM traffic.
+# - **Bank conflicts.** With the unpadded tile, each shared load of the column reads took 32.4
+#   passes on average, 98.7 million conflicts in all; with the padded tile, 1.12 passes and 0.38
+#   million. Both kernels execute the same 3.1 million shared load instructions: the padding
+#   changes only where the words sit. The unpadded kernel took 0.638 ms under the profiler. (The
+#   reference's 0.244 ms owes something to the checklist's unsigned indices too, so compare your
+#   own two tiled kernels on a GPU to see what the padding alone buys.)
+
+# %% [markdown]
 # **Explain the gap (2 points, graded by your instructor).** Your prediction said the naive
 # transpose moves 4.5 times the bytes of a coalesced one. Compare it with the measured ratio of
 # the naive time to the padded tiled time (on a machine without a GPU, use the H200 figures in
@@ -561,8 +633,10 @@ else:
 # (write-back, 60 MiB here), where the other seven floats of a sector arrive moments later from
 # the warps handling the next rows, so DRAM may see whole sectors. What the cache cannot remove
 # is the 8× larger number of sector writes from the SMs to L2, one store instruction touching 32
-# sectors: with ideal DRAM traffic the naive kernel is still limited by those transactions (a
-# profiler's L2 and DRAM counters would tell the two apart; timing alone cannot). The padding
+# sectors: with ideal DRAM traffic the naive kernel is still limited by those transactions
+# (timing alone cannot tell the two apart; the profiler's counters above do: DRAM moved 869 MB
+# for the naive kernel and 785 MB for the reference, while the naive stores touched 8 times as
+# many sectors). The padding
 # bought 1.6×: the unpadded tile took 0.550 ms, its column reads 32 passes per warp instead of 1.
 # What is left between the plain tiled kernel and the copy is the load issue: one load in flight
 # per thread (the signed-index code of the checklist) instead of four.
@@ -785,6 +859,71 @@ else:
                          title=f"Matmul of {side} × {side} float32").show()
 
 # %% [markdown]
+# ## Look inside: occupancy and the tile stores
+#
+# The register tile buys reuse with registers. How many did the compiler use, and how many warps
+# could each SM then hold? The profiler reports, per kernel:
+#
+# - **registers** per thread and **static shared memory** per block, as compiled;
+# - **theoretical occupancy**: the most warps an SM can hold with those registers, that shared
+#   memory and this block size, as a share of the SM's maximum (64 warps on an H200); and
+#   **achieved occupancy**, the warps actually resident on average while the SM was busy;
+# - the **passes** per shared load and per shared store, and the bank conflicts, as above.
+#
+# On a GPU with `ncu` the cell profiles your kernel and the tuned one on 4096 × 4096 matrices;
+# elsewhere, and while the notebook is graded, it shows the course's H200 report for the plain
+# register-tiled kernel of the solution and the tuned kernel.
+
+# %%
+why = ag.profiler.why_not()
+if why is None:
+    side = 4096
+    dA = cuda.device_array((side, side), np.float32)
+    dB = cuda.device_array((side, side), np.float32)
+    ag.timing.fill_uniform(dA, seed=1)
+    ag.timing.fill_uniform(dB, seed=2)
+    dC = cuda.device_array((side, side), np.float32)
+    g64 = ((side + 63) // 64, (side + 63) // 64)
+    groups = ("occupancy", "bank_conflicts")
+    try:
+        report = ag.profiler.live([
+            ag.profile(matmul_register_tiled_kernel, g64, (8, 8), dA, dB, dC,
+                       label="register-tiled (yours)", metrics=groups),
+            ag.profile(ch06.tuned_register_tiled(), g64, (8, 8), dA, dB, dC,
+                       label="register-tiled, tuned", metrics=groups),
+        ])
+        report.show(groups)
+    except ag.profiler.ProfilerFailed as failed:
+        why = str(failed)
+if why:
+    print(why + "\n")
+    ag.profiler.recorded("ch06", "matmul_register_tiled").show(("occupancy", "bank_conflicts"))
+
+# %% [markdown]
+# **What the H200 report shows.**
+#
+# - **Occupancy.** The plain kernel uses 152 registers per thread. With 64-thread blocks that
+#   leaves room for 12 of the SM's 64 warps: a theoretical occupancy of 18.75%, and 17.4%
+#   achieved. Few warps is the price of register tiling, and it is affordable: each thread has 64
+#   independent multiply-adds per step to keep the SM busy. The tuned kernel needs 128 registers
+#   (25% theoretical, 23.5% achieved).
+# - **The inner loop is free of conflicts**: the plain kernel's shared loads take 1.00 pass
+#   each, as the strided ownership promised. (The tuned kernel's take 3 passes with no conflict:
+#   its loads are 128 bits wide, and a warp's 512 bytes need several passes whatever the banks.)
+# - **The tile stores are not.** The plain kernel's shared stores take 4.52 passes on average,
+#   236 million conflicts. The culprit is the transposed store `sA[k, i] = A[row0 + i, k0 + k]`:
+#   the 32 threads of a warp hold `i = e // 8` (4 values) and `k = e % 8` (8 values), and the word
+#   `sA[k, i]` lies in bank `(64 k + i) mod 32 = i`, so 32 words fall in 4 banks: 8 passes. The
+#   stores into `sB` take 1, hence 4.5 on average. The tuned kernel pads A's tile: 1.51 passes and
+#   34.5 million conflicts. Under the profiler the plain kernel took 24.0 ms, the tuned one 6.2 ms.
+#
+# A bank conflict that no timing would have pointed to, found by reading two counters: that is
+# what a profiler is for. Try padding `sA` in your kernel and profile again: with rows of
+# `BM + 4` words (a module constant, `BM_PAD = 68`: shapes must be constants), the word
+# `sA[k, i]` lies in bank `(4 k + i) mod 32`, a different one for each of the 32 threads, and the
+# loads of the inner loop still read 4 neighbouring words.
+
+# %% [markdown]
 # ## A checklist of optimizations
 #
 # PMPP §6.4 collects the chapter's techniques in one table. Here it is in this course's words,
@@ -825,8 +964,9 @@ else:
 # - PMPP ch. 6: §6.1 (memory coalescing, corner turning), §6.2 (hiding memory latency), §6.3
 #   (thread coarsening), §6.4 (a checklist of optimizations), §6.5 (knowing your computation's
 #   bottleneck).
-# - GPU MODE lecture 8 (CUDA performance checklist) and the lectures on profiling with Nsight
-#   Compute, which counts sectors per request and shared-memory bank conflicts on a real GPU.
+# - GPU MODE lecture 8 (CUDA performance checklist), and lecture 1, *How to profile CUDA kernels
+#   in PyTorch* (Mark Saroufim): PyTorch's profiler for the timeline of a program, Nsight Compute
+#   for the counters of one kernel, as in this chapter's profiler cells.
 # - Mark Harris, *An efficient matrix transpose in CUDA C/C++* (NVIDIA developer blog, 2013): the
 #   same three steps measured on an older GPU. Simon Boehm, *How to optimize a CUDA matmul kernel
 #   for cuBLAS-like performance* (2022): register tiling and what comes after it (vectorized

@@ -728,6 +728,56 @@ else:
                          title=f"2-D convolution of a {H} × {W} image, 5 × 5 filter").show()
 
 # %% [markdown]
+# ## Look inside: how many bytes did DRAM really move?
+#
+# The "served by caches" column above is a lower bound worked out from times. A profiler counts
+# instead: Nsight Compute (`ncu`; chapter 5 shows how `ag.profile` runs it in a separate process,
+# and GPU MODE's lecture 1, *How to profile CUDA kernels in PyTorch* by Mark Saroufim, shows it on
+# PyTorch code) reads the bytes that DRAM delivered and received during one launch. The column to
+# read is **× arrays**: those bytes divided by the bytes of the image and the output (the
+# `8 · H · W` of the table above). Near 1, every pixel came from DRAM once, however many times
+# the threads asked for it: the caches, or your tile, caught all the reuse. Well above 1, some
+# pixels were fetched again. (Both kernels take only the image and the output: the filter is
+# compiled into them.)
+#
+# On a GPU with `ncu` the cell profiles your constant-memory and tiled kernels on the
+# 8191 × 8193 image (times under the profiler are longer than the timed ones: the clock is held
+# at its base rate and the caches are emptied first). Elsewhere, and while the notebook is
+# graded, it shows the course's report from an H200 where there is one.
+
+# %%
+why = ag.profiler.why_not()
+if why is None:
+    d_image = cuda.device_array((H, W), np.float32)
+    ag.timing.fill_uniform(d_image, seed=7)
+    d_big_out = cuda.device_array((H, W), np.float32)
+    grid16 = ((W + 15) // 16, (H + 15) // 16)
+    out_big = tile_big - 2 * r_big
+    grid_tiled = ((W + out_big - 1) // out_big, (H + out_big - 1) // out_big)
+    try:
+        report = ag.profiler.live([
+            ag.profile(make_conv2d_constant(F_big), grid16, (16, 16), d_image, d_big_out,
+                       label=names[1], metrics="dram"),
+            ag.profile(make_conv2d_tiled(F_big, tile_big), grid_tiled, (tile_big, tile_big),
+                       d_image, d_big_out, label=names[2], metrics="dram"),
+        ])
+        report.show("dram")
+    except ag.profiler.ProfilerFailed as failed:
+        why = str(failed)
+if why:
+    print(why + "\n")
+    ag.profiler.recorded("ch07").show("dram")
+
+# %% [markdown]
+# Set the measured bytes against your counts of Exercise 7.4, which assumed that no load is ever
+# served by a cache: for 32 × 32 tiles and r = 2 the tiled kernel requests
+# `4 · (32² / 28² + 1)` ≈ 9.2 bytes per pixel, 15% above the ideal 8, and the constant-memory
+# kernel 104. If DRAM moved close to `8 · H · W` bytes for both of your kernels, the caches had
+# already removed nearly all of the constant kernel's repeated traffic, and DRAM cannot explain
+# why either kernel is slower than its bound: the time went somewhere inside the SM. Use the
+# numbers in your answer below.
+
+# %% [markdown]
 # **Explain the gap (2 points, graded by your instructor).** Use the table above (without a GPU:
 # your bounds and the H200 figures below). In four to eight sentences: (1) compare the basic and
 # constant-memory kernels' times with their bounds: at least what fraction of their loads did the
