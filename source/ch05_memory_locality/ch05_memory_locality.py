@@ -596,10 +596,11 @@ if why:
 #   naive kernel's loads were answered by the L1 and L2 caches, and issuing them, not DRAM, was
 #   what held it back.
 # - What DRAM sees depends on the L2 cache (60 MiB on the H200). A row of blocks across C reads
-#   the whole of B, 64 MiB, which does not quite fit, so B comes from DRAM again for nearly every
-#   row of blocks: 4096 / 16 = 256 rows of 16 × 16 blocks for the naive kernel, 4096 / 8 = 512
-#   rows of 8 × 8 tiles for the tiled one. 256 × 64 MiB is 17 GB and 512 × 64 MiB is 34 GB, close
-#   to the two measured amounts.
+#   the whole of B, 64 MiB, which does not quite fit, so B probably comes from DRAM again for
+#   nearly every row of blocks: 4096 / 16 = 256 rows of 16 × 16 blocks for the naive kernel,
+#   4096 / 8 = 512 rows of 8 × 8 tiles for the tiled one. 256 × 64 MiB is 17 GB and
+#   512 × 64 MiB is 34 GB, close to the two measured amounts (the counters give the totals, not
+#   which array the bytes belonged to).
 #
 # So the roofline's count, every load a trip to DRAM, is wrong both ways here: the caches absorb
 # most of the naive kernel's repeats, and the smaller blocks of the tiled kernel make DRAM fetch
