@@ -202,36 +202,45 @@ HOST_INDEX_HINT = (
     "matrix. Compute y in the kernel, from the device arrays.")
 
 
-def _shifted_csr(row_ptr, col, val, x, lo: int, hi: int) -> np.ndarray:
-    """y of a CSR loop over range(row_ptr[i] + lo, row_ptr[i + 1] + hi), entries past the arrays
-    left out (what the usual off-by-ones compute)."""
+def _ranges(starts: np.ndarray, stops: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """(owner, k): every k in range(starts[r], stops[r]) for every r, with r as its owner (empty
+    ranges give nothing), without a loop over the ranges."""
+    lengths = np.maximum(stops - starts, 0)
+    owner = np.repeat(np.arange(starts.size), lengths)
+    first = np.concatenate(([0], np.cumsum(lengths)[:-1]))
+    k = np.repeat(starts, lengths) + (np.arange(int(lengths.sum())) - np.repeat(first, lengths))
+    return owner, k
+
+
+def _sum_terms(owner, terms, rows) -> tuple[np.ndarray, np.ndarray]:
+    y = np.bincount(owner, weights=terms, minlength=rows)[:rows]
+    mag = np.bincount(owner, weights=np.abs(terms), minlength=rows)[:rows]
+    count = np.bincount(owner, minlength=rows)[:rows]
+    return y, row_tolerance(mag, count)
+
+
+def _shifted_csr(row_ptr, col, val, x, lo: int, hi: int) -> tuple[np.ndarray, np.ndarray]:
+    """y (and its tolerance) of a CSR loop over range(row_ptr[i] + lo, row_ptr[i + 1] + hi),
+    entries past the arrays left out (what the usual off-by-ones compute)."""
     row_ptr = np.asarray(row_ptr, np.int64)
-    rows = row_ptr.size - 1
-    y, mag, count = np.zeros(rows), np.zeros(rows), np.zeros(rows)
-    xv = np.asarray(x, np.float64)
-    for i in range(rows):
-        for k in range(max(0, row_ptr[i] + lo), min(len(val), row_ptr[i + 1] + hi)):
-            term = float(val[k]) * xv[int(col[k])]
-            y[i] += term
-            mag[i] += abs(term)
-            count[i] += 1
-    return y, row_tolerance(mag, count)
+    nnz = np.asarray(val).size
+    owner, k = _ranges(np.clip(row_ptr[:-1] + lo, 0, nnz), np.clip(row_ptr[1:] + hi, 0, nnz))
+    terms = (np.asarray(val, np.float64)[k]
+             * np.asarray(x, np.float64)[np.asarray(col, np.int64)[k]])
+    return _sum_terms(owner, terms, row_ptr.size - 1)
 
 
-def _row_major_ell(ell_col, ell_val, nnz_per_row, x) -> np.ndarray:
-    """y of an ELL kernel that reads slot t of row i at i · width + t (row-major)."""
-    rows = nnz_per_row.size
-    width = ell_col.size // max(rows, 1)
-    y, mag, count = np.zeros(rows), np.zeros(rows), np.zeros(rows)
-    xv = np.asarray(x, np.float64)
-    for i in range(rows):
-        for t in range(int(nnz_per_row[i])):
-            k = i * width + t
-            term = float(ell_val[k]) * xv[int(ell_col[k])]      # column −1: x[−1], as on a GPU
-            y[i] += term
-            mag[i] += abs(term)
-            count[i] += 1
-    return y, row_tolerance(mag, count)
+def _row_major_ell(ell_col, ell_val, nnz_per_row, x) -> tuple[np.ndarray, np.ndarray]:
+    """y (and its tolerance) of an ELL kernel that reads slot t of row i at i · width + t
+    (row-major); a padding column −1 reads x[−1], as Python's indexing does."""
+    lengths = np.asarray(nnz_per_row, np.int64)
+    rows = lengths.size
+    width = np.asarray(ell_col).size // max(rows, 1)
+    starts = np.arange(rows, dtype=np.int64) * width
+    owner, k = _ranges(starts, starts + lengths)
+    terms = (np.asarray(ell_val, np.float64)[k]
+             * np.asarray(x, np.float64)[np.asarray(ell_col, np.int64)[k]])
+    return _sum_terms(owner, terms, rows)
 
 
 class SpmvProblem(Problem):
@@ -471,16 +480,11 @@ def csr_sample(inputs, idx):
     """(expected, tolerance) of y at rows ``idx`` only, from those rows' nonzeros."""
     row_ptr = np.asarray(inputs["row_ptr"], np.int64)
     idx = np.asarray(idx, np.int64)
-    starts, ends = row_ptr[idx], row_ptr[idx + 1]
-    lengths = ends - starts
-    owner = np.repeat(np.arange(idx.size), lengths)
-    first = np.concatenate(([0], np.cumsum(lengths)[:-1]))
-    k = np.repeat(starts, lengths) + (np.arange(int(lengths.sum())) - np.repeat(first, lengths))
+    owner, k = _ranges(row_ptr[idx], row_ptr[idx + 1])
     terms = (np.asarray(inputs["val"])[k].astype(np.float64)
              * np.asarray(inputs["x"])[np.asarray(inputs["col"])[k]].astype(np.float64))
-    y = np.bincount(owner, weights=terms, minlength=idx.size)
-    mag = np.bincount(owner, weights=np.abs(terms), minlength=idx.size)
-    return {"y": y}, {"y": row_tolerance(mag, lengths)}
+    y, tol = _sum_terms(owner, terms, idx.size)
+    return {"y": y}, {"y": tol}
 
 
 def _speed_shape(rows):
