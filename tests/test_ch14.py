@@ -1,6 +1,7 @@
-"""Chapter 14: do the SpMV checks pass correct COO, CSR and ELL kernels written several ways, and
-fail every classic sparse bug (COO without atomics, a missing bounds guard, a CSR loop off by one
-in row_ptr, empty rows never written, ELL read row-major) with a verdict that names it? Are the
+"""Chapter 14: do the SpMV checks pass correct COO, CSR, ELL and JDS kernels written several ways,
+and fail every classic sparse bug (COO without atomics, a missing bounds guard, a CSR loop off by
+one in row_ptr, empty rows never written, ELL read row-major, a JDS sum stored at the sorted row's
+index or its sections read as ELL's) with a verdict that names it? Are the
 matrices as the chapter says (banded, uniform and power-law row lengths, empty rows, a long row,
 no duplicate columns in a row, not square), are the conversions right, do the speed test's sampled
 answers agree with the whole product, and is the tolerance the error bound of each row's sum
@@ -290,6 +291,51 @@ def test_ell_verdict(fn, expected):
     assert_judged(ch14.spmv_ell, fn, expected)
 
 
+# ---- 14.4 JDS ------------------------------------------------------------------------------------
+
+def _jds(permuted=True, sections_rows_long=False, guard=True):
+    """A one-thread-per-sorted-row JDS kernel: right with the defaults, else with one classic bug
+    (the sum stored at y[i]; slot t read at t * rows + i; no bounds guard)."""
+    @cuda.jit
+    def kernel(perm, t_ptr, col, val, x, y):
+        i = cuda.grid(1)
+        rows = perm.size
+        if guard and i >= rows:
+            return
+        acc = float32(0.0)
+        t = 0
+        while t < t_ptr.size - 1 and t_ptr[t] + i < t_ptr[t + 1]:
+            k = t * rows + i if sections_rows_long else t_ptr[t] + i
+            if k < val.size:
+                acc += val[k] * x[col[k]]
+            t += 1
+        if permuted:
+            y[perm[i]] = acc
+        else:
+            y[i] = acc
+    return kernel
+
+
+def test_jds_conversion_sorts_rows_longest_first_and_keeps_every_nonzero():
+    m = ch14.small_example()
+    perm, t_ptr, col, val = ch14.csr_to_jds(m["row_ptr"], m["col"], m["val"])
+    assert perm.tolist() == [2, 0, 4, 3, 1] and t_ptr.tolist() == [0, 4, 7, 8, 9]
+    dense = np.zeros_like(m["dense"])
+    dense[ch14.jds_rows(perm, t_ptr), col] = val
+    assert np.array_equal(dense, m["dense"])
+    assert ch14.storage_bytes(m["row_ptr"])["jds"] == 8 * 9 + 4 * 5 + 4 * 5
+
+
+@pytest.mark.parametrize("name,fn,expected", [
+    ("ok", _jds(), None),
+    ("unpermuted", _jds(permuted=False), "store its sum in y[perm[i]]"),
+    ("sections_rows_long", _jds(sections_rows_long=True), "as if every section were rows long"),
+    ("no_guard", _jds(guard=False), "guard with `if i < y.size:`"),
+])
+def test_jds_verdict(name, fn, expected):
+    assert_judged(ch14.spmv_jds, fn, expected)
+
+
 # ---- the course's kernels, the notebook's helpers ------------------------------------------------
 
 def test_course_kernels_pass_and_the_warp_per_row_kernel_agrees():
@@ -303,7 +349,7 @@ def test_course_kernels_pass_and_the_warp_per_row_kernel_agrees():
 
 
 def test_small_example_and_storage_table():
-    for fmt, kernel in (("coo", coo_ok), ("csr", _csr()), ("ell", ell_ok)):
+    for fmt, kernel in (("coo", coo_ok), ("csr", _csr()), ("ell", ell_ok), ("jds", _jds())):
         got, expected = ch14.check_small(kernel, fmt)
         assert np.allclose(got, expected) and np.allclose(expected, ch14.small_example()["dense"]
                                                           @ ch14.small_example()["x"])

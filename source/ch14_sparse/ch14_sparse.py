@@ -7,12 +7,12 @@
 # exercises included (more in CPU mode, where the simulator runs kernels slowly).
 #
 # ## What you will be able to do
-# - Store a sparse matrix three ways, **COO**, **CSR** and **ELL**, convert between them, and say
-#   what each one costs in bytes for a given shape of matrix.
+# - Store a sparse matrix four ways, **COO**, **CSR**, **ELL** and **JDS**, convert between them,
+#   and say what each one costs in bytes for a given shape of matrix.
 # - Write a **sparse matrix-vector product** (SpMV, `y = A·x`) for each format: one thread per
 #   nonzero with atomic adds (COO), one thread per row (CSR), one thread per row over padded,
-#   column-major slots (ELL), each checked against a float64 product within the error bound of
-#   a float32 sum.
+#   column-major slots (ELL), one thread per row with the rows sorted by length (JDS), each
+#   checked against a float64 product within the error bound of a float32 sum.
 # - Predict from a matrix's **row lengths** which format suits it (how much padding ELL adds,
 #   how unevenly CSR's threads work), then check the prediction by measuring, and time your CSR
 #   kernel (on a GPU) against the course's and NVIDIA's cuSPARSE.
@@ -61,7 +61,8 @@ ch14 = ag.problems.ch14
 #   chapter a padding slot holds column **−1** and value **0**, and `nnz_per_row[i]` says how many
 #   of row `i`'s slots are real (PMPP's ELL keeps the same array).
 #
-# Here is a 5 × 6 matrix with an empty row (row 1) and a long row (row 2) in every format:
+# A fourth format, **JDS**, comes with Exercise 14.4. Here is a 5 × 6 matrix with an empty row
+# (row 1) and a long row (row 2) in the first three:
 
 # %%
 small = ch14.small_example()
@@ -303,6 +304,68 @@ ag.problems.ch14.spmv_ell.check_hidden(spmv_ell_kernel)
 ### END HIDDEN TESTS
 
 # %% [markdown]
+# ## Exercise 14.4 · SpMV in JDS, rows sorted by length (3 points)
+#
+# ELL's coalesced reads cost padding; CSR has no padding but a warp waits for its longest row.
+# **JDS** (jagged diagonal storage, PMPP §14.6) keeps ELL's layout without the padding:
+#
+# 1. sort the rows by length, **longest first** (stably: rows of equal length keep their order);
+#    `perm[i]` is the matrix row of sorted row `i`;
+# 2. store slot 0 of every sorted row, then slot 1 of every sorted row **that has one**, and so
+#    on: since the rows are sorted, the rows that have a slot `t` are sorted rows `0, 1, …`, a
+#    prefix that shrinks as `t` grows. Section `t` starts at `t_ptr[t]` (`width + 1` entries, the
+#    last one `nnz`), and slot `t` of sorted row `i` is at `t_ptr[t] + i`, as long as that is
+#    below `t_ptr[t + 1]`.
+#
+# Neighbouring threads now get rows of about the same length, so a warp's threads finish at
+# about the same time, and a warp's reads at each step are consecutive addresses, as in ELL. The
+# small matrix in JDS:
+
+# %%
+perm, t_ptr, jds_col, jds_val = ch14.csr_to_jds(small["row_ptr"], small["col"], small["val"])
+print("perm   =", perm.tolist(), "  (matrix row of each sorted row)")
+print("t_ptr  =", t_ptr.tolist())
+print("col    =", jds_col.tolist())
+print("val    =", jds_val.tolist())
+
+# %% [markdown]
+# Write `spmv_jds_kernel(perm, t_ptr, col, val, x, y)`: `perm` (int32, `rows` entries), `t_ptr`
+# (int32, `width + 1`), `col` and `val` (`nnz` each), `x` and `y` as before. Thread `i` takes
+# sorted row `i` (if `i < rows`), adds up its slots `t = 0, 1, …` while slot `t` exists, and stores
+# the sum where that row belongs in `y`: which element is it? An empty row has no slot at all and
+# still stores 0. Roughly 10 lines.
+#
+# **What the check does.** As in 14.2 (same kinds and sizes), the matrices converted with
+# `ch14.csr_to_jds`. The verdict names a sum stored at the sorted row's index, and sections read
+# as if every one were `rows` long (ELL's `t · rows + i`).
+
+# %% nbgrader={"grade": false, "grade_id": "spmv_jds_solution", "locked": false, "schema_version": 3, "solution": true, "task": false}
+@cuda.jit
+def spmv_jds_kernel(perm, t_ptr, col, val, x, y):
+    ### BEGIN SOLUTION
+    i = cuda.grid(1)
+    if i < perm.size:
+        acc = float32(0.0)
+        t = 0
+        while t < t_ptr.size - 1 and t_ptr[t] + i < t_ptr[t + 1]:
+            k = t_ptr[t] + i                  # slot t of sorted row i
+            acc += val[k] * x[col[k]]
+            t += 1
+        y[perm[i]] = acc                      # sorted row i is matrix row perm[i]
+    ### END SOLUTION
+
+
+# %%
+got, expected = ch14.check_small(spmv_jds_kernel, "jds")
+print("yours:", got.tolist(), "\nA @ x:", expected.tolist())
+
+# %% nbgrader={"grade": true, "grade_id": "spmv_jds_test", "locked": true, "points": 3, "schema_version": 3, "solution": false, "task": false}
+ag.problems.ch14.spmv_jds.check(spmv_jds_kernel)
+### BEGIN HIDDEN TESTS
+ag.problems.ch14.spmv_jds.check_hidden(spmv_jds_kernel)
+### END HIDDEN TESTS
+
+# %% [markdown]
 # ## Predict, then measure: which format for which matrix?
 #
 # The storage of each format follows from three numbers of a matrix: its rows, its nonzeros and
@@ -311,7 +374,8 @@ ag.problems.ch14.spmv_ell.check_hidden(spmv_ell_kernel)
 #
 # 1. For each kind, how many ELL slots per nonzero (ELL's slots over `nnz`)? Which kind makes ELL
 #    larger than COO?
-# 2. CSR against COO: by how much is CSR smaller, and does that depend on the kind?
+# 2. CSR against COO: by how much is CSR smaller, and does that depend on the kind? And JDS
+#    against CSR?
 # 3. For your CSR kernel, which kind makes a warp wait longest for its slowest thread?
 #
 # Then run it. It prints, for each kind: rows, nonzeros, the longest row, the bytes each format
@@ -320,14 +384,14 @@ ag.problems.ch14.spmv_ell.check_hidden(spmv_ell_kernel)
 # %%
 table = ch14.storage_table(2000)
 print(f"{'matrix':28s} {'rows':>6s} {'nnz':>7s} {'longest':>8s} {'COO B':>9s} {'CSR B':>9s} "
-      f"{'ELL B':>10s} {'ELL slots/nnz':>14s}")
+      f"{'ELL B':>10s} {'JDS B':>9s} {'ELL slots/nnz':>14s}")
 for r in table:
     print(f"{r['kind']:28s} {r['rows']:6d} {r['nnz']:7d} {r['width']:8d} {r['coo']:9d} "
-          f"{r['csr']:9d} {r['ell']:10d} {r['ell_slots_per_nonzero']:14.2f}")
+          f"{r['csr']:9d} {r['ell']:10d} {r['jds']:9d} {r['ell_slots_per_nonzero']:14.2f}")
 
 # %% [markdown]
 # What the table does not show is time, and time is what the bytes are for: on a GPU, the next cell
-# runs the course's COO, CSR (a thread per row, and a warp per row), ELL, and your three kernels on
+# runs the course's COO, CSR (a thread per row, and a warp per row), ELL, JDS and your four kernels on
 # the speed test's matrix and on the three kinds, each with 2²² rows (the power-law matrix's
 # longest row is limited to 16 there, so that its ELL arrays fit in memory), beside cuSPARSE
 # (`cupyx.scipy.sparse`, where CuPy is installed). GB/s counts the bytes each format stores plus
@@ -336,7 +400,7 @@ for r in table:
 
 # %%
 mine = {"COO (yours)": ("coo", spmv_coo_kernel), "CSR (yours)": ("csr", spmv_csr_kernel),
-        "ELL (yours)": ("ell", spmv_ell_kernel)}
+        "ELL (yours)": ("ell", spmv_ell_kernel), "JDS (yours)": ("jds", spmv_jds_kernel)}
 try:
     results = ch14.measure(mine)
     for r in results:
@@ -361,8 +425,9 @@ except ag.timing.NeedsGPU as why:
 #    decides it; name the kind for which ELL is the best choice and the one for which it is the
 #    worst;
 # 3. say which format you would pick for a power-law matrix, and why, mentioning what CSR's
-#    one-thread-per-row kernel does with its longest row and how the hybrid ELL + COO format (PMPP
-#    §14.5) or a warp per long row would help.
+#    one-thread-per-row kernel does with its longest row, what JDS changes about it (and what it
+#    does not), and how the hybrid ELL + COO format (PMPP §14.5) or a warp per long row would
+#    help.
 #
 # A full-mark answer puts a number on every claim and keeps what was measured apart from what was
 # predicted.
@@ -381,9 +446,12 @@ except ag.timing.NeedsGPU as why:
 # does not. (CSR against COO: CSR saves the 4-byte row index per nonzero and adds 4 bytes per row,
 # 25–28% less here whatever the kind.) (3) For a power-law matrix I would use CSR (or hybrid ELL +
 # COO): CSR stores no padding, but with a thread per row the warp holding the 540-nonzero row runs
-# 540 steps while its other 31 threads, whose rows have a few nonzeros, wait, so a warp per long
-# row (the course's vector kernel) or hybrid ELL + COO (ELL up to a width of a few nonzeros, the
-# rest of the long rows in COO with atomics) removes both the padding and the wait. On a GPU I
+# 540 steps while its other 31 threads, whose rows have a few nonzeros, wait. JDS (94,324 B, about
+# CSR's size) puts rows of similar length in the same warp, so the short rows no longer wait for
+# the long one, but the thread of the 540-nonzero row still makes 540 steps alone: the kernel
+# still lasts as long as its longest row. A warp per long row (the course's vector kernel) or
+# hybrid ELL + COO (ELL up to a width of a few nonzeros, the rest of the long rows in COO with
+# atomics) spreads that row over many threads. On a GPU I
 # would expect ELL to be slower than CSR on the power-law matrix roughly in proportion to the bytes
 # (5 slots per nonzero at 2²² rows, where the longest row is limited to 16): a prediction, to be
 # checked against the measured times.
@@ -391,12 +459,8 @@ except ag.timing.NeedsGPU as why:
 # %% [markdown]
 # ## Going further (not graded)
 #
-# - **JDS** (jagged diagonal storage, PMPP §14.6): sort the rows by length, longest first, and store
-#   them column-major like ELL but without padding: slot `t` of every row that has one, then slot
-#   `t + 1`, … (`jds_t_col_ptr[t]` says where each slot's section starts). Neighbouring threads get
-#   rows of similar length, so warps do not wait for one long row, and nothing is padded. Write the
-#   conversion from CSR (a stable sort of the rows by length) and the kernel, one thread per sorted
-#   row, writing `y[perm[i]]`.
+# - Write the conversion from CSR to JDS yourself (a stable sort of the rows by length, then each
+#   nonzero's place `t_ptr[t] + i`) and compare it with `ch14.csr_to_jds`.
 # - **Hybrid ELL + COO** (PMPP §14.5): choose a width (say, the 90th percentile of the row lengths),
 #   store up to that many nonzeros per row in ELL and the rest in COO; one ELL kernel, then one COO
 #   kernel with atomics. How do the bytes of the power-law matrix change with the width?

@@ -7,9 +7,10 @@ from __future__ import annotations
 import numpy as np
 
 from autograder.problems.ch14.references import (csr_vector_kernel, reference_coo,
-                                                 reference_csr, reference_ell)
+                                                 reference_csr, reference_ell, reference_jds)
 from autograder.problems.ch14.specs import (BASELINES, KINDS, KIND_LABELS, SPEED_ROWS,
                                             csr_bytes, csr_sample, csr_to_coo, csr_to_ell,
+                                            csr_to_jds,
                                             make_matrix, speed_matrix, spmv_host,
                                             storage_bytes, row_of_each)
 
@@ -50,8 +51,8 @@ def plot_row_lengths(rows: int = 2000, seed: int = 14, ax=None):
 
 
 def storage_table(rows: int = 2000, seed: int = 14) -> list[dict]:
-    """For each kind of matrix with ``rows`` rows: nnz, the longest row, and the bytes COO, CSR
-    and ELL store (ELL's padding included), with ELL's slots over the nonzeros."""
+    """For each kind of matrix with ``rows`` rows: nnz, the longest row, and the bytes COO, CSR,
+    ELL (its padding included) and JDS store, with ELL's slots over the nonzeros."""
     out = []
     for kind in KINDS:
         m = make_matrix(np.random.default_rng(seed), rows, kind)
@@ -85,9 +86,11 @@ def _device_formats(m: dict):
     from numba import cuda
     row, col, val = csr_to_coo(m["row_ptr"], m["col"], m["val"])
     e_col, e_val, e_len, width = csr_to_ell(m["row_ptr"], m["col"], m["val"])
+    perm, t_ptr, j_col, j_val = csr_to_jds(m["row_ptr"], m["col"], m["val"])
     d = {name: cuda.to_device(np.ascontiguousarray(a)) for name, a in
          (("row_ptr", m["row_ptr"]), ("col", m["col"]), ("val", m["val"]), ("x", m["x"]),
-          ("row", row), ("e_col", e_col), ("e_val", e_val), ("e_len", e_len))}
+          ("row", row), ("e_col", e_col), ("e_val", e_val), ("e_len", e_len), ("perm", perm),
+          ("t_ptr", t_ptr), ("j_col", j_col), ("j_val", j_val))}
     return d, width
 
 
@@ -96,9 +99,9 @@ def measure(kernels: dict | None = None, rows: int = SPEED_ROWS, repeats: int = 
     """Time SpMV in each format on a GPU, on the speed test's matrix (``"speed"``: 16 nonzeros a
     row on average, from 4 to 28) and the chapter's three kinds, each with ``rows`` rows.
 
-    ``kernels`` maps a label to ``(format, kernel)``, format ``"coo"``, ``"csr"`` or ``"ell"``
-    (the learner's); the course's kernels, the CSR kernel with a warp per row and cuSPARSE (where
-    CuPy is installed) are timed beside them. Rows: matrix, label, ms, GB/s (the bytes the
+    ``kernels`` maps a label to ``(format, kernel)``, format ``"coo"``, ``"csr"``, ``"ell"`` or
+    ``"jds"`` (the learner's); the course's kernels, the CSR kernel with a warp per row and
+    cuSPARSE (where CuPy is installed) are timed beside them. Rows: matrix, label, ms, GB/s (the bytes the
     format stores, plus x and y once), right (bool: y checked at 2048 rows)."""
     from autograder.machine import timing
     timing.require_gpu("Timing SpMV")
@@ -106,7 +109,7 @@ def measure(kernels: dict | None = None, rows: int = SPEED_ROWS, repeats: int = 
     from autograder.problems.ch09.references import zero
     runs = {"COO (course)": ("coo", reference_coo()), "CSR (course)": ("csr", reference_csr()),
             "CSR, a warp per row (course)": ("csr_vector", csr_vector_kernel()),
-            "ELL (course)": ("ell", reference_ell())}
+            "ELL (course)": ("ell", reference_ell()), "JDS (course)": ("jds", reference_jds())}
     runs.update(kernels or {})
     out = []
     for kind in kinds:
@@ -138,9 +141,13 @@ def measure(kernels: dict | None = None, rows: int = SPEED_ROWS, repeats: int = 
             elif fmt == "csr_vector":
                 def launch(i, kernel=kernel):
                     kernel[-(-rows * 32 // 256), 256](d["row_ptr"], d["col"], d["val"], d["x"], y)
-            else:
+            elif fmt == "ell":
                 def launch(i, kernel=kernel):
                     kernel[-(-rows // 256), 256](d["e_col"], d["e_val"], d["e_len"], d["x"], y)
+            else:
+                def launch(i, kernel=kernel):
+                    kernel[-(-rows // 256), 256](d["perm"], d["t_ptr"], d["j_col"], d["j_val"],
+                                                 d["x"], y)
             stored = sizes["csr" if fmt.startswith("csr") else fmt]
             stats = timing.time_gpu(label, launch, repeats=repeats, nbytes=stored + extra)
             got = y.copy_to_host()[idx]
@@ -169,7 +176,8 @@ def measure(kernels: dict | None = None, rows: int = SPEED_ROWS, repeats: int = 
 
 
 def check_small(kernel, fmt: str) -> tuple[np.ndarray, np.ndarray]:
-    """Run a learner's kernel of format ``fmt`` on :func:`small_example`; return (y, dense @ x)."""
+    """Run a learner's kernel of format ``fmt`` (``"coo"``, ``"csr"``, ``"ell"`` or ``"jds"``) on
+    :func:`small_example`, one block of 32 threads; return (y, dense @ x)."""
     from numba import cuda
     from autograder.problems.ch09.references import zero
     m = small_example()
@@ -183,8 +191,12 @@ def check_small(kernel, fmt: str) -> tuple[np.ndarray, np.ndarray]:
     elif fmt == "csr":
         kernel[1, 32](cuda.to_device(m["row_ptr"]), cuda.to_device(m["col"]),
                       cuda.to_device(m["val"]), x, y)
-    else:
+    elif fmt == "ell":
         e_col, e_val, e_len, _ = csr_to_ell(m["row_ptr"], m["col"], m["val"])
         kernel[1, 32](cuda.to_device(e_col), cuda.to_device(e_val), cuda.to_device(e_len), x, y)
+    else:
+        perm, t_ptr, j_col, j_val = csr_to_jds(m["row_ptr"], m["col"], m["val"])
+        kernel[1, 32](cuda.to_device(perm), cuda.to_device(t_ptr), cuda.to_device(j_col),
+                      cuda.to_device(j_val), x, y)
     expected, _, _ = spmv_host(row_of_each(m["row_ptr"]), m["col"], m["val"], m["x"], rows)
     return y.copy_to_host(), expected

@@ -1,6 +1,7 @@
 """Chapter 14's kernels of the course: sparse matrix-vector products y = A·x in float32, one per
-storage format (COO with atomics, CSR one thread per row, ELL column-major), the CSR kernel with a
-warp per row (the "vector" kernel, for the measurements), and cuSPARSE through CuPy as the vendor.
+storage format (COO with atomics, CSR one thread per row, ELL column-major, JDS one thread per
+sorted row), the CSR kernel with a warp per row (the "vector" kernel, for the measurements), and
+cuSPARSE through CuPy as the vendor.
 
 Index arrays are int32, values and vectors float32. ELL is column-major: slot ``t`` of row ``i``
 is at ``t · rows + i``; a padding slot holds column −1 and value 0."""
@@ -65,8 +66,22 @@ def _spmv_kernels() -> dict:
             if lane == 0:
                 y[i] = acc
 
+    @cuda.jit
+    def spmv_jds_reference(perm, t_ptr, col, val, x, y):
+        # One thread per sorted row (longest first): slot t at t_ptr[t] + i while the section
+        # still holds row i; neighbouring threads have rows of about the same length.
+        i = cuda.grid(1)
+        if i < perm.size:
+            acc = float32(0.0)
+            t = 0
+            while t < t_ptr.size - 1 and t_ptr[t] + i < t_ptr[t + 1]:
+                k = t_ptr[t] + i
+                acc += val[k] * x[col[k]]
+                t += 1
+            y[perm[i]] = acc
+
     return dict(coo=spmv_coo_reference, csr=spmv_csr_reference, ell=spmv_ell_reference,
-                csr_vector=spmv_csr_vector)
+                csr_vector=spmv_csr_vector, jds=spmv_jds_reference)
 
 
 def reference_coo():
@@ -82,6 +97,11 @@ def reference_csr():
 def reference_ell():
     """Exercise 14.3 written by the course: one thread per row over the column-major slots."""
     return _spmv_kernels()["ell"]
+
+
+def reference_jds():
+    """Exercise 14.4 written by the course: one thread per sorted row over its JDS slots."""
+    return _spmv_kernels()["jds"]
 
 
 def csr_vector_kernel():

@@ -13,7 +13,7 @@ from autograder.core.checks import TINY32, U32, Verdict
 from autograder.grading.problem import PROVENANCE_HINT, Baseline, Problem, SpeedBar, Sizes
 from autograder.problems.ch09.references import zero
 from autograder.problems.ch14.references import (cupy_csr_spmv, reference_coo, reference_csr,
-                                                 reference_ell)
+                                                 reference_ell, reference_jds)
 from autograder.problems.kit.baselines import njit_on_first_call
 from autograder.problems.kit.inputs import cores, random_floats
 
@@ -136,16 +136,51 @@ def csr_to_ell(row_ptr, col, val):
     return ell_col, ell_val, lengths.astype(INDEX), width
 
 
+def csr_to_jds(row_ptr, col, val):
+    """JDS (jagged diagonal storage) of a CSR matrix: ``(perm, t_ptr, jds_col, jds_val)``. The
+    rows sorted by length, longest first (stable: equal lengths keep their order); ``perm[i]`` is
+    the matrix row of sorted row ``i``. Section ``t`` holds slot ``t`` of every sorted row that has
+    one (rows ``0 .. t_ptr[t + 1] − t_ptr[t] − 1``, since they are sorted), from ``t_ptr[t]`` on:
+    slot ``t`` of sorted row ``i`` is at ``t_ptr[t] + i``. No padding."""
+    row_ptr = np.asarray(row_ptr, np.int64)
+    rows = row_ptr.size - 1
+    lengths = np.diff(row_ptr)
+    perm = np.argsort(-lengths, kind="stable")
+    width = int(lengths.max(initial=0))
+    rows_with = (lengths[:, None] > np.arange(width)[None, :]).sum(axis=0) if rows else []
+    t_ptr = np.zeros(width + 1, np.int64)
+    np.cumsum(rows_with, out=t_ptr[1:])
+    sorted_pos = np.empty(rows, np.int64)
+    sorted_pos[perm] = np.arange(rows)
+    row = row_of_each(row_ptr).astype(np.int64)
+    slot = np.arange(row.size) - row_ptr[row]
+    where = t_ptr[slot] + sorted_pos[row]
+    jds_col = np.empty(row.size, INDEX)
+    jds_val = np.empty(row.size, VALUE)
+    jds_col[where] = col
+    jds_val[where] = val
+    return perm.astype(INDEX), t_ptr.astype(INDEX), jds_col, jds_val
+
+
+def jds_rows(perm, t_ptr) -> np.ndarray:
+    """The matrix row of every entry of a JDS matrix, in storage order."""
+    t_ptr = np.asarray(t_ptr, np.int64)
+    e = np.arange(int(t_ptr[-1]))
+    section = np.searchsorted(t_ptr, e, side="right") - 1
+    return np.asarray(perm, np.int64)[e - t_ptr[section]]
+
+
 def storage_bytes(row_ptr) -> dict:
     """Bytes each format stores for a matrix with these row lengths (4-byte indices and values):
     COO three arrays of nnz; CSR two of nnz and row_ptr; ELL two of rows × the longest row, and
-    the row lengths."""
+    the row lengths; JDS two of nnz, the permutation of the rows and a pointer per slot."""
     row_ptr = np.asarray(row_ptr, np.int64)
     rows = row_ptr.size - 1
     nnz = int(row_ptr[-1])
     width = int(np.diff(row_ptr).max(initial=0))
     return {"rows": rows, "nnz": nnz, "width": width, "coo": 12 * nnz,
-            "csr": 8 * nnz + 4 * (rows + 1), "ell": 8 * rows * width + 4 * rows}
+            "csr": 8 * nnz + 4 * (rows + 1), "ell": 8 * rows * width + 4 * rows,
+            "jds": 8 * nnz + 4 * rows + 4 * (width + 1)}
 
 
 # ---- the spec: float64, and the error bound of each row's float32 sum ---------------------------
@@ -243,6 +278,19 @@ def _row_major_ell(ell_col, ell_val, nnz_per_row, x) -> tuple[np.ndarray, np.nda
     return _sum_terms(owner, terms, rows)
 
 
+def _sections_rows_long(perm, sorted_lengths, col, val, x) -> tuple[np.ndarray, np.ndarray]:
+    """y (and its tolerance) of a JDS kernel that reads slot t of sorted row i at t · rows + i
+    (ELL's layout), entries past the arrays left out."""
+    rows = np.asarray(perm).size
+    nnz = np.asarray(val).size
+    sorted_row, t = _ranges(np.zeros(rows, np.int64), np.asarray(sorted_lengths, np.int64))
+    k = t * rows + sorted_row
+    inside = k < nnz
+    terms = (np.asarray(val, np.float64)[k[inside]]
+             * np.asarray(x, np.float64)[np.asarray(col, np.int64)[k[inside]]])
+    return _sum_terms(np.asarray(perm, np.int64)[sorted_row[inside]], terms, rows)
+
+
 class SpmvProblem(Problem):
     """An SpMV exercise: cases labelled with their matrix, the tolerance of each row, and
     verdicts that name the format's usual bug."""
@@ -316,6 +364,9 @@ class SpmvProblem(Problem):
             counts = np.bincount(np.asarray(inputs["row"], np.int64), minlength=rows)[:rows]
         elif self.format == "csr":
             counts = np.diff(np.asarray(inputs["row_ptr"], np.int64))
+        elif self.format == "jds":
+            rows = np.asarray(inputs["perm"]).size
+            counts = np.bincount(jds_rows(inputs["perm"], inputs["t_ptr"]), minlength=rows)
         else:
             counts = np.asarray(inputs["nnz_per_row"], np.int64)
         poisoned = np.isnan(got)
@@ -344,6 +395,18 @@ class SpmvProblem(Problem):
             if np.all(np.abs(got - alt) <= alt_tol):
                 return ("the slots were read row-major (i · width + t); the arrays are "
                         "column-major: slot t of row i is at t · rows + i, with rows = y.size.")
+        if self.format == "jds":
+            perm = np.asarray(inputs["perm"], np.int64)
+            if np.all(np.abs(got - y[perm]) <= tol[perm]):
+                return ("y[i] holds sorted row i's sum: sorted row i is matrix row perm[i], so "
+                        "store its sum in y[perm[i]].")
+            alt, alt_tol = _sections_rows_long(perm, counts[perm], inputs["col"], inputs["val"],
+                                               inputs["x"])
+            if np.all(np.abs(got - alt) <= alt_tol):
+                return ("slot t of sorted row i was read at t · rows + i, as if every section "
+                        "were rows long (ELL's layout). Section t starts at t_ptr[t] and holds "
+                        "only the sorted rows that have a slot t (fewer and fewer as t grows): "
+                        "slot t of sorted row i is at t_ptr[t] + i.")
         bad = np.flatnonzero(wrong)
         if bad.size:
             i = int(bad[0])
@@ -605,4 +668,42 @@ spmv_ell = SpmvProblem(
     launch=_ell_launch, block_sizes=(32, 64, 128), visible_block_size=64,
     cpu_sizes=CPU_SIZES, gpu_sizes=GPU_SIZES, size_label=_label, reference=reference_ell,
     must_read=_ell_must_read, format="ell",
+)
+
+
+# ---- 14.4 JDS, rows sorted by length, one thread per sorted row -----------------------------------
+
+def _jds_inputs(rng, rows):
+    m = make_matrix(rng, rows)
+    perm, t_ptr, jds_col, jds_val = csr_to_jds(m["row_ptr"], m["col"], m["val"])
+    return {"perm": perm, "t_ptr": t_ptr, "col": jds_col, "val": jds_val,
+            "x": _x(rng, m["cols"])}
+
+
+def _jds_spec(perm, t_ptr, col, val, x, blocks=0, threads=0):
+    return _spec_from(jds_rows(perm, t_ptr), col, val, x, np.asarray(perm).size)
+
+
+def _jds_tolerance(inputs, expected):
+    return _tolerance_from(jds_rows(inputs["perm"], inputs["t_ptr"]), inputs["col"],
+                           inputs["val"], inputs["x"], np.asarray(inputs["perm"]).size)
+
+
+def _jds_launch(kernel, inputs, outputs, case):
+    kernel[case.blocks, case.threads](inputs["perm"], inputs["t_ptr"], inputs["col"],
+                                      inputs["val"], inputs["x"], outputs["y"])
+
+
+def _jds_must_read(case):
+    # A thread stops after its row's last slot: the longest row's thread reads every pointer.
+    return {"x": _used_columns(case.inputs["col"], np.asarray(case.inputs["x"]).size)}
+
+
+spmv_jds = SpmvProblem(
+    "spmv_jds",
+    title="SpMV in JDS (rows sorted by length, no padding): one thread per sorted row",
+    spec=_jds_spec, make_inputs=_jds_inputs, outputs=_outputs, tolerance=_jds_tolerance,
+    launch=_jds_launch, block_sizes=(32, 64, 128), visible_block_size=64,
+    cpu_sizes=CPU_SIZES, gpu_sizes=GPU_SIZES, size_label=_label, reference=reference_jds,
+    must_read=_jds_must_read, format="jds",
 )

@@ -1,8 +1,8 @@
 """Naive allclose harnesses for chapter 14's exercises (see :mod:`bank.naive`): typical
 hand-written tests, fixed inputs, one small size, ``np.allclose(..., rtol=1e-3)``. Written the way
 quick SpMV tests usually are: a square 64 × 64 matrix with 5 nonzeros in every row (no empty row,
-no long row), the expected result from the dense product ``a @ x``, one block of 64 threads (COO:
-one thread per nonzero, ``y`` zeroed by the test)."""
+no long row, so JDS keeps the rows in order), the expected result from the dense product
+``a @ x``, one block of 64 threads (COO: one thread per nonzero, ``y`` zeroed by the test)."""
 
 from __future__ import annotations
 
@@ -63,4 +63,22 @@ def _allclose_ell(kernel) -> bool:
     return bool(np.allclose(d_y.copy_to_host(), expected, rtol=1e-3))
 
 
-HARNESS = {"spmv_coo": _allclose_coo, "spmv_csr": _allclose_csr, "spmv_ell": _allclose_ell}
+def _allclose_jds(kernel) -> bool:
+    # Every row has 5 nonzeros: the sort keeps the rows in order (perm = 0 .. 63), and every
+    # section is 64 long, as textbook examples with equal rows have it.
+    dense, x, expected = _matrix()
+    j_col = np.zeros((PER_ROW, N), np.int32)
+    j_val = np.zeros((PER_ROW, N), np.float32)
+    for i in range(N):
+        cols = np.nonzero(dense[i])[0]
+        j_col[:, i], j_val[:, i] = cols, dense[i, cols]
+    perm = np.arange(N, dtype=np.int32)
+    t_ptr = (np.arange(PER_ROW + 1) * N).astype(np.int32)
+    d_y = cuda.device_array(N, np.float32)
+    kernel[1, 64](cuda.to_device(perm), cuda.to_device(t_ptr), cuda.to_device(j_col.reshape(-1)),
+                  cuda.to_device(j_val.reshape(-1)), cuda.to_device(x), d_y)
+    return bool(np.allclose(d_y.copy_to_host(), expected, rtol=1e-3))
+
+
+HARNESS = {"spmv_coo": _allclose_coo, "spmv_csr": _allclose_csr, "spmv_ell": _allclose_ell,
+           "spmv_jds": _allclose_jds}
