@@ -253,8 +253,9 @@ ag.problems.ch14.spmv_csr.check_speed(spmv_csr_kernel)
 
 # %% [markdown]
 # Look at what a warp of your CSR kernel reads at its first step: 32 threads, 32 rows, each reading
-# `col[row_ptr[i]]`: 32 addresses about 16 entries apart, one per row, so one 32-byte sector per
-# thread where a coalesced read would share four sectors among all 32. And the warp runs as long as
+# `col[row_ptr[i]]`: 32 addresses a row's length apart (16 entries, 64 bytes, on average in the
+# speed test's matrix), so one 32-byte sector per thread where a coalesced read would share four
+# sectors among all 32. And the warp runs as long as
 # its **longest** row: on a power-law matrix, 31 threads wait while one adds up a long row (control
 # divergence, chapter 4). ELL fixes the first problem by its layout, at the price of padding; the
 # course's `ch14.csr_vector_kernel()` attacks both by giving each row a **warp** (lanes read
@@ -268,8 +269,8 @@ ag.problems.ch14.spmv_csr.check_speed(spmv_csr_kernel)
 # value 0); `nnz_per_row` (int32, `rows` entries) is each row's count of real slots; `rows` is
 # `y.size` and `width` is `col.size // rows`. Thread `i` computes row `i` as in CSR, over its real
 # slots: stop at `nnz_per_row[i]` (PMPP's way), or go over all `width` slots and skip those whose
-# column is −1 (never index `x` with −1: in Python −1 means the last element, and on a GPU the
-# read would be outside `x`). Roughly 8 lines.
+# column is −1 (never use −1 as an index: Numba, like Python, reads `x[−1]` as the last element of
+# `x`, a value that has nothing to do with the row). Roughly 8 lines.
 #
 # Now look at a warp's reads: at step `t`, threads `i, i + 1, …, i + 31` read slots `t · rows + i
 # … t · rows + i + 31`, **consecutive addresses**: every load of `col` and `val` is coalesced,
@@ -391,12 +392,12 @@ for r in table:
 
 # %% [markdown]
 # What the table does not show is time, and time is what the bytes are for: on a GPU, the next cell
-# runs the course's COO, CSR (a thread per row, and a warp per row), ELL, JDS and your four kernels on
-# the speed test's matrix and on the three kinds, each with 2²² rows (the power-law matrix's
-# longest row is limited to 16 there, so that its ELL arrays fit in memory), beside cuSPARSE
-# (`cupyx.scipy.sparse`, where CuPy is installed). GB/s counts the bytes each format stores plus
-# `x` and `y` once. In CPU mode it says it needs a GPU, and the course's figures for an H200 are
-# shown once they have been measured.
+# runs the course's COO, CSR (a thread per row, and a warp per row), ELL and JDS kernels and your
+# four on the speed test's matrix and on the three kinds, each with 2²² rows (the power-law
+# matrix's longest row is limited to 16 there, so that its ELL arrays fit in memory), beside
+# cuSPARSE (`cupyx.scipy.sparse`, where CuPy is installed). GB/s counts the bytes each format
+# stores plus `x` and `y` once. In CPU mode it says that it needs a GPU: the simulator's times say
+# nothing about one, so the GPU figures appear only when the notebook runs on a GPU.
 
 # %%
 mine = {"COO (yours)": ("coo", spmv_coo_kernel), "CSR (yours)": ("csr", spmv_csr_kernel),

@@ -147,7 +147,8 @@ def csr_to_jds(row_ptr, col, val):
     lengths = np.diff(row_ptr)
     perm = np.argsort(-lengths, kind="stable")
     width = int(lengths.max(initial=0))
-    rows_with = (lengths[:, None] > np.arange(width)[None, :]).sum(axis=0) if rows else []
+    # rows with a slot t: those longer than t
+    rows_with = rows - np.cumsum(np.bincount(lengths, minlength=width + 1))[:width]
     t_ptr = np.zeros(width + 1, np.int64)
     np.cumsum(rows_with, out=t_ptr[1:])
     sorted_pos = np.empty(rows, np.int64)
