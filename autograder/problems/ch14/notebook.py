@@ -67,17 +67,20 @@ def storage_table(rows: int = 2000, seed: int = 14) -> list[dict]:
 
 def time_cpu_spmv(rows: int, seed: int = 3) -> list[dict]:
     """The CPU baselines on the speed test's kind of matrix with ``rows`` rows: label, ms, GB/s
-    (the bytes a CSR SpMV must move), right (bool)."""
+    (the bytes a CSR SpMV must move), right (bool: y checked at 4096 rows)."""
     from autograder.machine import timing
     m = speed_matrix(np.random.default_rng(seed), rows)
     y = np.empty(rows, np.float32)
-    expected, tol = csr_sample(m, np.arange(rows))
+    idx = np.sort(np.random.default_rng(seed + 1).choice(rows, size=min(4096, rows),
+                                                         replace=False))
+    expected, tol = csr_sample(m, idx)
     out = []
     for base in BASELINES.values():
+        y[:] = np.nan
         stats = timing.time_cpu(base.label, lambda: base.run(y=y, **m), repeats=3,
                                 nbytes=csr_bytes(rows))
         out.append({"label": base.label, "ms": stats.median_ms, "gbps": stats.gbps,
-                    "right": bool(np.all(np.abs(y - expected["y"]) <= tol["y"]))})
+                    "right": bool(np.all(np.abs(y[idx] - expected["y"]) <= tol["y"]))})
     return out
 
 
