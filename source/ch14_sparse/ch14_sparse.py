@@ -195,8 +195,8 @@ except ag.CheckFailed as failure:
     print("the course's check:\n" + str(failure))
 
 # %% [markdown]
-# On a GPU the long rows come out wrong: their nonzeros are spread over many warps that add into
-# the same `y[i]` at once. In CPU mode the simulator switches between threads rarely, so the direct
+# On a GPU, expect the long rows to come out wrong: their nonzeros are spread over many warps that
+# add into the same `y[i]` at once. In CPU mode the simulator switches between threads rarely, so the direct
 # launch is often right: a race that does not show is still a race. The check does not trust the
 # sums; it records every access to `y` and stops at the first two threads that updated the same
 # element with plain reads and writes, naming both.
