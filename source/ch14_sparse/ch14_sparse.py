@@ -1,5 +1,5 @@
 # %% [markdown]
-# # Chapter 14 · Sparse matrix computation: COO, CSR and ELL
+# # Chapter 14 · Sparse matrix computation: COO, CSR, ELL and JDS
 #
 # *Programming Massively Parallel Processors* (PMPP, 4th ed.), chapter 14.
 #
