@@ -120,6 +120,10 @@ def test_the_speed_sample_agrees_with_a_plain_bfs():
     got, tol = speed_sample(graph, idx)
     assert np.array_equal(got["levels"], expected[idx]) and not tol["levels"].any()
     assert got["levels"][-1] == 0 and (expected >= 0).mean() > 0.3   # from a hub: reaches much
+    again = ch15.speed_graph(np.random.default_rng(3), 1 << 12)       # the same for a seed
+    assert all(np.array_equal(graph[k], again[k]) for k in ("row_ptr", "col"))
+    deg = np.diff(graph["row_ptr"])
+    assert deg.max() > 20 * deg.mean() and (deg == 0).mean() > 0.2    # R-MAT's hubs and leaves
 
 
 # ---- 15.1 push ----------------------------------------------------------------------------------

@@ -298,8 +298,9 @@ for label, rows in work.items():
 # swaps the two queues, until a level appends nothing.
 #
 # **What the check does.** Same graphs, sizes and verdicts as 15.1, and more: after every launch
-# the new frontier must hold exactly the vertices the launch labelled, each once. In CPU mode the
-# race detector watches `levels` and `next_size`: a plain store into a vertex's level, or a plain
+# the new frontier must hold exactly the vertices the launch labelled, each once (checked on graphs
+# of up to 65,536 vertices, which in CPU mode is all of them). In CPU mode the race detector
+# watches `levels` and `next_size`: a plain store into a vertex's level, or a plain
 # `next_size[0] += 1`, fails every time, whatever the threads' order. (A plain *read* of
 # `levels[u]` before the `cas`, to skip visited vertices cheaply, is allowed: the `cas` decides.)
 

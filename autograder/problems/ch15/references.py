@@ -23,7 +23,8 @@ _kernels = KernelCache(globals(), "cuda", "int32")
 INDEX = np.int32
 UNVISITED = -1
 RMAT_ABC = (0.57, 0.19, 0.19)          # Graph500's initiator probabilities (d = 0.05)
-SENTINEL = np.iinfo(np.int32).max      # a frontier slot no thread wrote (CPU mode)
+SENTINEL = np.iinfo(np.int32).max      # a frontier slot no thread wrote (checks)
+CHECK_FRONTIERS_UP_TO = 1 << 16
 
 
 def _cdiv(a: int, b: int) -> int:
@@ -361,7 +362,8 @@ def _read_size(tail) -> int:
 
 def _check_frontier(levels, frontier, size: int, level: int) -> None:
     """Checks only: is the new frontier exactly the vertices this launch labelled, once each?"""
-    got = np.sort(np.asarray(frontier.copy_to_host()[:size], np.int64))
+    got = np.sort(np.asarray(frontier[:size].copy_to_host(), np.int64)) if size else \
+        np.zeros(0, np.int64)
     lv = np.asarray(levels) if isinstance(levels, np.ndarray) else levels.copy_to_host()
     want = np.flatnonzero(lv == level + 1)
     if np.array_equal(got, want):
@@ -391,6 +393,23 @@ def _check_frontier(levels, frontier, size: int, level: int) -> None:
         "(from -1 to level + 1)")
 
 
+_kept: dict = {}       # GPU: the two queues of the latest capacity, kept between calls
+
+
+def _queues(cap: int, checking: bool):
+    """Two int32 queues of ``cap`` slots: filled with SENTINEL for a check; on a GPU, for a
+    timed call, the same two arrays every time (allocating 2 × 268 MB per call would be timed)."""
+    from numba import cuda as numba_cuda
+    if checking or not device.current().is_gpu:
+        return (numba_cuda.to_device(np.full(cap, SENTINEL, INDEX)),
+                numba_cuda.to_device(np.full(cap, SENTINEL, INDEX)))
+    if _kept.get("cap") != cap:
+        _kept.clear()
+        _kept.update(cap=cap, queues=(numba_cuda.device_array(cap, INDEX),
+                                      numba_cuda.device_array(cap, INDEX)))
+    return _kept["queues"]
+
+
 def bfs_frontier(kernel, row_ptr, col, levels, source: int, threads: int = 256) -> int:
     """A BFS with a frontier queue: levels set to −1 and the source's to 0, the frontier
     ``[source]``; then for level = 0, 1, 2, … while the frontier is not empty: ``next_size`` set
@@ -398,15 +417,15 @@ def bfs_frontier(kernel, row_ptr, col, levels, source: int, threads: int = 256) 
     ``kernel[blocks, threads](row_ptr, col, levels, frontier, next_frontier, next_size, level)``
     with ``frontier`` exactly the current frontier's vertices (``frontier.size`` of them) and
     ``next_frontier`` room for every edge; then the two swap. Returns the number of launches."""
-    from numba import cuda as numba_cuda
     n = levels.shape[0]
     m = int(col.shape[0])
     start_levels(levels, source)
     watch_levels(levels)
-    checking = _state["checking"]
+    # Checks build and compare every frontier on the host: on graphs of up to 2^16 vertices (CPU
+    # mode's, and a GPU's small cases); larger ones are checked by their levels alone.
+    checking = _state["checking"] and n <= CHECK_FRONTIERS_UP_TO
     cap = max(1, m)
-    current = numba_cuda.to_device(np.full(cap, SENTINEL, INDEX))
-    nxt = numba_cuda.to_device(np.full(cap, SENTINEL, INDEX))
+    current, nxt = _queues(cap, checking)
     current[0:1].copy_to_device(np.array([source], INDEX))
     size, level, launches = 1, 0, 0
     fill = np.full(cap, SENTINEL, INDEX) if checking else None
