@@ -36,7 +36,7 @@ ch15 = ag.problems.ch15
 # ## The idea: a graph as two arrays, a search as waves
 #
 # A **directed graph** has `n` vertices, numbered `0 … n − 1`, and `m` edges `v → u`. The
-# **compressed sparse row** form (CSR, the same layout as a sparse matrix's, PMPP §14.4 and
+# **compressed sparse row** form (CSR, the same layout as a sparse matrix's, PMPP ch. 14 and
 # §15.2) keeps it in two int32 arrays:
 #
 # - `col`, every edge's destination, the edges grouped by their source: first all of vertex 0's
@@ -275,7 +275,7 @@ for label, rows in work.items():
 #
 # Push and pull both launch `n` threads per level, even when the frontier holds three vertices: on
 # the grid, nearly every thread of nearly every launch finds nothing to do. A **frontier queue**
-# (PMPP §15.4) launches one thread per vertex of the frontier. The launch for `level` gets the
+# (PMPP §15.5) launches one thread per vertex of the frontier. The launch for `level` gets the
 # current frontier as an array of vertices, and builds the next one: every vertex it labels is
 # appended to `next_frontier`, at a slot taken from the counter `next_size`.
 #
@@ -375,7 +375,7 @@ except ag.CheckFailed as failed:
 # every run, whether or not the threads happened to collide. On a GPU the check sees only the
 # levels and the frontiers, and such a kernel can pass a run and fail the next.
 #
-# **Going further with the queue (not graded): privatization** (PMPP §15.5). Every appending
+# **Going further with the queue (not graded): privatization** (PMPP §15.6). Every appending
 # thread of the grid does an atomic on the one `next_size`: at a hub's level that is millions of
 # atomics on one word. A block can keep its own queue in shared memory with a shared counter
 # (`cuda.atomic.add` on a `cuda.shared.array`), then take room for the whole block in the global
@@ -387,14 +387,20 @@ except ag.CheckFailed as failed:
 # On a GPU the next cell runs a BFS on an R-MAT graph of 2²² vertices (16 edges each) with your
 # three kernels and the course's frontier kernel, 256 threads a block, and prints the time, the
 # launches (levels), GTEPS (billions of traversed edges per second) and the bandwidth for the least
-# a BFS moves. In CPU mode it says it needs a GPU.
+# a BFS moves, beside the time a copy of those bytes takes (the roofline's floor: a BFS reads
+# `levels` at random, so expect to be far above it). In CPU mode it says it needs a GPU.
 
 # %%
 searches = {"push (yours)": ("push", bfs_push_kernel), "pull (yours)": ("pull", bfs_pull_kernel),
             "frontier queue (yours)": ("frontier", bfs_frontier_kernel),
             "frontier queue (course)": ("frontier", ch15.reference_frontier())}
+floor_bytes = ch15.bfs_bytes(ch15.SPEED_SIZE)     # the graph read once, the levels written once
+print(f"The least a BFS of this graph moves: {floor_bytes / 1e6:.0f} MB, "
+      f"{floor_bytes / 4.8e12 * 1e3:.3f} ms at 4.8 TB/s (the H200's memory bandwidth).")
 try:
     rows = ch15.measure(searches)
+    ceiling = ag.timing.copy_ceiling(floor_bytes)
+    print(f"A copy of the same bytes on this GPU: {ceiling.median_ms:.3f} ms\n")
     print(f"{'BFS':28s} {'time':>10s} {'levels':>7s} {'GTEPS':>7s} {'GB/s':>7s} right")
     for r in rows:
         print(f"{r['label']:28s} {r['ms']:8.3f}ms {r['launches']:7d} {r['gteps']:7.2f} "
@@ -464,7 +470,7 @@ except ag.timing.NeedsGPU as why:
 #    the next level's reads of `row_ptr` and `col`? Would sorting the frontier help?
 # 3. One thread per frontier vertex gives a hub's thread thousands of edges while its neighbours
 #    have two. What does that do to a warp, and how would an **edge-centric** kernel (one thread
-#    per edge, PMPP §15.3) or a warp per hub change it?
+#    per edge, PMPP §15.4) or a warp per hub change it?
 #
 # ## Going further
 # - PMPP ch. 15: §15.1 (background), §15.2 (breadth-first search), §15.3 (vertex-centric parallel

@@ -28,12 +28,12 @@ from autograder.problems.ch15.references import (RMAT_ABC, UNVISITED, FrontierEr
                                                  reference_frontier, reference_pull,
                                                  reference_push, rmat_edges, rmat_graph, to_csr,
                                                  transpose, work_per_level)
-from autograder.problems.ch15.specs import (KINDS, SPEED_SIZE, bfs_frontier_queue, bfs_pull,
-                                            bfs_push, check_graph, kind_of, speed_graph,
-                                            traversed_edges)
+from autograder.problems.ch15.specs import (KINDS, SPEED_SIZE, bfs_bytes, bfs_frontier_queue,
+                                            bfs_pull, bfs_push, check_graph, kind_of,
+                                            speed_graph, traversed_edges)
 
 __all__ = ["FrontierError", "KINDS", "PROBLEMS", "RMAT_ABC", "SPEED_SIZE", "UNVISITED",
-           "bfs_by_levels", "bfs_frontier", "bfs_frontier_queue", "bfs_levels",
+           "bfs_by_levels", "bfs_bytes", "bfs_frontier", "bfs_frontier_queue", "bfs_levels",
            "bfs_levels_queue", "bfs_pull", "bfs_push", "check_graph", "grid_edges", "hub_source",
            "kind_of", "measure", "plot_graph", "plot_work", "reference_bfs_frontier",
            "reference_bfs_push", "reference_frontier", "reference_pull", "reference_push",
