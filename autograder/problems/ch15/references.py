@@ -71,12 +71,11 @@ def grid_edges(rng: np.random.Generator, n: int, keep: float = 0.9):
 def to_csr(n: int, src, dst):
     """(row_ptr, col) of the directed edges src → dst, each vertex's neighbours in increasing
     order (duplicates kept)."""
-    src = np.asarray(src, np.int64)
-    dst = np.asarray(dst, np.int64)
-    order = np.lexsort((dst, src))
+    key = np.asarray(src, np.int64) * max(1, n) + np.asarray(dst, np.int64)
+    key.sort()                             # by source, then destination (one int64 sort)
     row_ptr = np.zeros(n + 1, np.int64)
-    np.cumsum(np.bincount(src, minlength=n), out=row_ptr[1:])
-    return row_ptr.astype(INDEX), dst[order].astype(INDEX)
+    np.cumsum(np.bincount(key // max(1, n), minlength=n), out=row_ptr[1:])
+    return row_ptr.astype(INDEX), (key % max(1, n)).astype(INDEX)
 
 
 def transpose(row_ptr, col):
@@ -113,8 +112,9 @@ def hub_source(rng: np.random.Generator, row_ptr) -> int:
 
 def neighbours_of(row_ptr, col, frontier) -> np.ndarray:
     """Every out-neighbour of the vertices of ``frontier`` (with repeats), vectorised."""
-    row_ptr = np.asarray(row_ptr, np.int64)
-    starts, ends = row_ptr[frontier], row_ptr[np.asarray(frontier) + 1]
+    row_ptr = np.asarray(row_ptr)
+    starts = row_ptr[frontier].astype(np.int64)
+    ends = row_ptr[np.asarray(frontier) + 1].astype(np.int64)
     counts = ends - starts
     total = int(counts.sum())
     if total == 0:

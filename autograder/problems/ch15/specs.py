@@ -47,8 +47,7 @@ def check_graph(rng: np.random.Generator, n: int, kind: str | None = None):
     kind = kind or kind_of(n)
     if kind == "grid":
         src, dst = grid_edges(rng, n)
-        row_ptr, col = to_csr(n, src, dst)
-        return row_ptr, col, 0
+        return reaching_graph(n, src, dst, 0)
     row_ptr, col = rmat_graph(rng, n, EDGE_FACTOR)
     source = hub_source(rng, row_ptr)
     if kind in ("messy", "sink"):
@@ -63,7 +62,17 @@ def check_graph(rng: np.random.Generator, n: int, kind: str | None = None):
             ends = np.setdiff1d(dst[src == source], [source])
             keep = ~np.isin(src, ends)
             src, dst = src[keep], dst[keep]
-        row_ptr, col = to_csr(n, src, dst)
+        return reaching_graph(n, src, dst, source)
+    return row_ptr, col, source
+
+
+def reaching_graph(n: int, src, dst, source: int):
+    """(row_ptr, col, source), with one more edge source → source + 1 where the search would
+    reach nothing past the source (a grid whose corner lost both streets, a tiny R-MAT graph):
+    the judge fails a call whose kernel stored nothing, so every case labels a vertex."""
+    row_ptr, col = to_csr(n, src, dst)
+    if n > 1 and bfs_levels(row_ptr, col, source).max() < 1:
+        row_ptr, col = to_csr(n, np.append(src, source), np.append(dst, (source + 1) % n))
     return row_ptr, col, source
 
 
