@@ -50,20 +50,18 @@ def check_graph(rng: np.random.Generator, n: int, kind: str | None = None):
         return reaching_graph(n, src, dst, 0)
     row_ptr, col = rmat_graph(rng, n, EDGE_FACTOR)
     source = hub_source(rng, row_ptr)
-    if kind in ("messy", "sink"):
-        src = np.repeat(np.arange(n, dtype=np.int64), np.diff(row_ptr.astype(np.int64)))
-        dst = col.astype(np.int64)
-        if kind == "messy":
-            loops = np.arange(0, n, 8, dtype=np.int64)
-            doubled = rng.choice(src.size, size=src.size // 10, replace=False) if src.size else []
-            src = np.concatenate([src, loops, src[doubled]])
-            dst = np.concatenate([dst, loops, dst[doubled]])
-        else:
-            ends = np.setdiff1d(dst[src == source], [source])
-            keep = ~np.isin(src, ends)
-            src, dst = src[keep], dst[keep]
-        return reaching_graph(n, src, dst, source)
-    return row_ptr, col, source
+    src = np.repeat(np.arange(n, dtype=np.int64), np.diff(row_ptr.astype(np.int64)))
+    dst = col.astype(np.int64)
+    if kind == "messy":
+        loops = np.arange(0, n, 8, dtype=np.int64)
+        doubled = rng.choice(src.size, size=src.size // 10, replace=False) if src.size else []
+        src = np.concatenate([src, loops, src[doubled]])
+        dst = np.concatenate([dst, loops, dst[doubled]])
+    elif kind == "sink":
+        ends = np.setdiff1d(dst[src == source], [source])
+        keep = ~np.isin(src, ends)
+        src, dst = src[keep], dst[keep]
+    return reaching_graph(n, src, dst, source)
 
 
 def reaching_graph(n: int, src, dst, source: int):
