@@ -445,10 +445,11 @@ except ag.timing.NeedsGPU as why:
 # (49,203): push for level 0, pull for levels 1 to 4. (2) The grid has a high diameter: 127 levels
 # for 4,096 vertices, the frontier a thin diagonal wave of at most 68 vertices, and most of the
 # graph unvisited until late. Pull makes every unvisited vertex scan its in-edges at every level
-# for nothing (904,649 edges in all, 62 times push's 14,484), so push is cheaper at every level,
-# the switch never fires, and the cheapest mix is push's own count. What costs on the grid is not
-# edges but launches: 127 launches of n threads each, nearly all idle, each paying a launch and a
-# read of all n levels. (3) For the grid the frontier queue, whose launches have as many threads
+# for nothing (904,649 edges in all, 62 times push's 14,484), so push is cheaper at every level
+# but the last four (the corner's few last vertices, 16 edges saved in all), and the cheapest mix,
+# 14,468 edges, is push's own count to a tenth of a percent: switching gains nothing. What costs
+# on the grid is not edges but launches: 127 launches of n threads each, nearly all idle, each
+# paying a launch and a read of all n levels. (3) For the grid the frontier queue, whose launches have as many threads
 # as the wave has vertices (at most 68 here instead of 4,096); for the R-MAT graph the queue for
 # level 0 and pull for the big levels (a direction-optimizing BFS), since pull examines 277 edges
 # where push examines 24,784 at level 2.
