@@ -13,6 +13,7 @@ from numba import cuda, int32
 
 import autograder as ag
 
+from ptx import assert_compiles_for_h200
 from verdicts import NamedInCpuMode, assert_judged, verdict_text
 
 ch13 = ag.problems.ch13
@@ -309,24 +310,8 @@ def test_exclusive_scan_of_the_table_at_several_lengths():
 
 @pytest.mark.skipif(not CPU, reason="compile_ptx of the simulator's kernels: CPU mode only")
 def test_every_course_kernel_compiles_for_an_h200():
-    """The kernels are plain Python under the simulator; here they are compiled with the real
-    Numba CUDA compiler for compute capability 9.0 (needs the CUDA toolkit's NVVM, no GPU)."""
-    from autograder.learner.visual import code
-    found = code.find_toolkit()
-    if not (found.get("nvvm") and found.get("nvrtc")):
-        pytest.skip("the CUDA toolkit wheels are not installed (AAG_EXTRAS=cuda13 ./aag test)")
-    import os
-    import subprocess
-    import sys
-    script = (
-        "import os; os.environ['AAG_BACKEND'] = 'cpu'\n"
-        "import numba.cuda.simulator\n"
-        "from numba import cuda, types\n"
-        "from autograder.problems.ch13 import references as r\n"
-        "import numba\n"
-        "import numba.cuda.dispatcher as d\n"
-        "class Dev: compute_capability = (9, 0)\n"      # device functions ask the GPU for its cc
-        "d.get_current_device = lambda: Dev\n"         # (as autograder.learner.visual.code does)
+    """Every course kernel of the chapter compiles for compute capability 9.0."""
+    assert_compiles_for_h200("ch13", (
         "r.cuda, r.uint32, r.int32 = cuda, numba.uint32, numba.int32\n"
         "u = types.uint32[::1]; i = types.int32[::1]\n"
         "k = r._radix_kernels.__wrapped__(); s = r._scan_kernels.__wrapped__()\n"
@@ -334,16 +319,7 @@ def test_every_course_kernel_compiles_for_an_h200():
         "sigs = [(k['local_sort'], (u, u, types.int64, u, u, i)),\n"
         "        (k['scatter'], (u, u, types.int64, i, i, u, u)),\n"
         "        (s['sections'], (i, i, i)), (s['carries'], (i, i)), (s['serial'], (i, i)),\n"
-        "        (m['merge_pass'], (u, u, u, u, types.int64, types.int64))]\n"
-        "for kern, sig in sigs:\n"
-        "    ptx, _ = cuda.compile_ptx(kern.py_func, sig, cc=(9, 0))\n"
-        "    assert '.entry' in ptx\n"
-        "print('compiled', len(sigs))\n")
-    proc = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True,
-                          timeout=600, env={**os.environ, "NUMBA_ENABLE_CUDASIM": "0"})
-    if "NVVM" in proc.stderr and "not found" in proc.stderr.lower():
-        pytest.skip("no NVVM library here: " + proc.stderr[-300:])
-    assert proc.returncode == 0 and "compiled 6" in proc.stdout, proc.stdout + proc.stderr[-3000:]
+        "        (m['merge_pass'], (u, u, u, u, types.int64, types.int64))]\n"), 6)
 
 
 # ---- 13.4 the bound ------------------------------------------------------------------------------

@@ -13,6 +13,7 @@ from numba import cuda, float32
 
 import autograder as ag
 
+from ptx import assert_compiles_for_h200
 from verdicts import assert_judged, verdict_text
 
 ch14 = ag.problems.ch14
@@ -361,39 +362,14 @@ def test_small_example_and_storage_table():
 
 @pytest.mark.skipif(not CPU, reason="compile_ptx of the simulator's kernels: CPU mode only")
 def test_every_course_kernel_compiles_for_an_h200():
-    """The kernels are plain Python under the simulator; here they are compiled with the real
-    Numba CUDA compiler for compute capability 9.0 (needs the CUDA toolkit's NVVM, no GPU)."""
-    from autograder.learner.visual import code
-    found = code.find_toolkit()
-    if not (found.get("nvvm") and found.get("nvrtc")):
-        pytest.skip("the CUDA toolkit wheels are not installed (AAG_EXTRAS=cuda13 ./aag test)")
-    import os
-    import subprocess
-    import sys
-    script = (
-        "import os; os.environ['AAG_BACKEND'] = 'cpu'\n"
-        "import numba.cuda.simulator\n"
-        "from numba import cuda, types\n"
-        "from autograder.problems.ch14 import references as r\n"
-        "import numba\n"
-        "import numba.cuda.dispatcher as d\n"
-        "class Dev: compute_capability = (9, 0)\n"
-        "d.get_current_device = lambda: Dev\n"
+    """Every course kernel of the chapter compiles for compute capability 9.0."""
+    assert_compiles_for_h200("ch14", (
         "r.cuda, r.float32 = cuda, numba.float32\n"
         "i = types.int32[::1]; f = types.float32[::1]\n"
         "k = r._spmv_kernels.__wrapped__()\n"
         "sigs = [(k['coo'], (i, i, f, f, f)), (k['csr'], (i, i, f, f, f)),\n"
         "        (k['ell'], (i, f, i, f, f)), (k['jds'], (i, i, i, f, f, f)),\n"
-        "        (k['csr_vector'], (i, i, f, f, f))]\n"
-        "for kern, sig in sigs:\n"
-        "    ptx, _ = cuda.compile_ptx(kern.py_func, sig, cc=(9, 0))\n"
-        "    assert '.entry' in ptx\n"
-        "print('compiled', len(sigs))\n")
-    proc = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True,
-                          timeout=600, env={**os.environ, "NUMBA_ENABLE_CUDASIM": "0"})
-    if "NVVM" in proc.stderr and "not found" in proc.stderr.lower():
-        pytest.skip("no NVVM library here: " + proc.stderr[-300:])
-    assert proc.returncode == 0 and "compiled 5" in proc.stdout, proc.stdout + proc.stderr[-3000:]
+        "        (k['csr_vector'], (i, i, f, f, f))]\n"), 5)
 
 
 def test_cpu_baselines_are_right_and_gpu_timing_says_it_needs_a_gpu():

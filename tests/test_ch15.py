@@ -13,6 +13,7 @@ from numba import cuda
 
 import autograder as ag
 
+from ptx import assert_compiles_for_h200
 from verdicts import assert_judged, verdict_text
 
 ch15 = ag.problems.ch15
@@ -341,35 +342,10 @@ def test_the_loops_handle_a_source_with_no_out_edge_and_a_single_vertex(kind):
 
 @pytest.mark.skipif(not CPU, reason="compile_ptx of the simulator's kernels: CPU mode only")
 def test_every_course_kernel_compiles_for_an_h200():
-    """The kernels are plain Python under the simulator; here they are compiled with the real
-    Numba CUDA compiler for compute capability 9.0 (needs the CUDA toolkit's NVVM, no GPU)."""
-    from autograder.learner.visual import code
-    found = code.find_toolkit()
-    if not (found.get("nvvm") and found.get("nvrtc")):
-        pytest.skip("the CUDA toolkit wheels are not installed (AAG_EXTRAS=cuda13 ./aag test)")
-    import os
-    import subprocess
-    import sys
-    script = (
-        "import os; os.environ['AAG_BACKEND'] = 'cpu'\n"
-        "import numba.cuda.simulator\n"
-        "from numba import cuda, types\n"
-        "from autograder.problems.ch15 import references as r\n"
-        "import numba\n"
-        "import numba.cuda.dispatcher as d\n"
-        "class Dev: compute_capability = (9, 0)\n"
-        "d.get_current_device = lambda: Dev\n"
+    """Every course kernel of the chapter compiles for compute capability 9.0."""
+    assert_compiles_for_h200("ch15", (
         "r.cuda, r.int32 = cuda, numba.int32\n"
         "i = types.int32[::1]\n"
         "k = r._bfs_kernels.__wrapped__(); init = r._init_levels.__wrapped__()\n"
         "sigs = [(k['push'], (i, i, i, types.int64, i)), (k['pull'], (i, i, i, types.int64, i)),\n"
-        "        (k['frontier'], (i, i, i, i, i, i, types.int64)), (init, (i, types.int64))]\n"
-        "for kern, sig in sigs:\n"
-        "    ptx, _ = cuda.compile_ptx(kern.py_func, sig, cc=(9, 0))\n"
-        "    assert '.entry' in ptx\n"
-        "print('compiled', len(sigs))\n")
-    proc = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True,
-                          timeout=600, env={**os.environ, "NUMBA_ENABLE_CUDASIM": "0"})
-    if "NVVM" in proc.stderr and "not found" in proc.stderr.lower():
-        pytest.skip("no NVVM library here: " + proc.stderr[-300:])
-    assert proc.returncode == 0 and "compiled 4" in proc.stdout, proc.stdout + proc.stderr[-3000:]
+        "        (k['frontier'], (i, i, i, i, i, i, types.int64)), (init, (i, types.int64))]\n"), 4)
