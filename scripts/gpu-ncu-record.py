@@ -123,12 +123,11 @@ def main() -> int:
                          capture_output=True, text=True).stdout.strip()
     import numba_cuda
     import numpy
-    from autograder.learner.profiler import parse_csv
+    from autograder.learner.profiler import ncu_options, parse_csv
     reports: dict[str, dict] = {}
     for chapter, exercise, variant, label, *named in TARGETS:
         name, size = kernel_name(exercise, variant, *named)
-        cmd = ["ncu", "--csv", "--print-units", "base", "--target-processes", "all", "-k", f"regex:^{name}",
-               "--launch-skip", "1", "--launch-count", "1", "--metrics", ",".join(METRICS),
+        cmd = ["ncu", *ncu_options(name, METRICS),
                sys.executable, __file__, "--target", exercise] + ([variant] if variant else [])
         t0 = time.monotonic()
         p = subprocess.run(cmd, capture_output=True, text=True, timeout=240)

@@ -346,11 +346,17 @@ def why_not() -> str | None:
     return None
 
 
+def ncu_options(kernel: str, metrics=METRICS) -> list[str]:
+    """ncu's options that read ``metrics`` of the second launch of ``kernel`` (the first compiles)
+    in whatever process the program after them starts, as CSV in base units."""
+    return ["--csv", "--print-units", "base", "--target-processes", "all",
+            "--metrics", ",".join(metrics), "-k", f"regex:^{kernel}",
+            "--launch-skip", "1", "--launch-count", "1"]
+
+
 def ncu_command(ncu: str, kernel: str, folder, metrics=METRICS) -> list[str]:
     """The command line that profiles the second launch of ``kernel`` saved in ``folder``."""
-    return [ncu, "--csv", "--print-units", "base", "--target-processes", "all",
-            "--metrics", ",".join(metrics), "-k", f"regex:^{kernel}",
-            "--launch-skip", "1", "--launch-count", "1",
+    return [ncu, *ncu_options(kernel, metrics),
             sys.executable, "-m", "autograder.learner.profiled_launch", str(folder)]
 
 
