@@ -1,0 +1,111 @@
+"""The "measure it" cells of chapters 13–15 run on the GPU with the course's kernels, recorded for
+learners without one (``autograder/problems/chNN/h200_chNN_measure.json``, which those cells show
+in CPU mode), and ``ag.profile`` run on a kernel defined here, as a learner's notebook defines it.
+
+    python3 scripts/gpu-measure.py [--out DIR] [parts: ch13 ch14 ch15 profile]
+
+On the GPU machine through ``scripts/gpu-check measure``. Each part is timed with CUDA events
+after warm-up (the chapters' own ``measure``); one failing part does not stop the others."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+import time
+import traceback
+from pathlib import Path
+
+import numpy as np
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+import autograder as ag  # noqa: E402
+from numba import cuda  # noqa: E402
+
+
+def _facts() -> dict:
+    from autograder.machine.facts import gpu_facts, versions
+    try:
+        name = gpu_facts()["name"]
+    except Exception:               # CPU mode: no device to name
+        name = ag.backend.label
+    return {"device": name, "versions": versions(),
+            "date": time.strftime("%Y-%m-%d")}
+
+
+def ch13() -> list[dict]:
+    from autograder.problems import ch13 as c
+    sorts = {"radix sort (course)": c.reference_radix_sort(),
+             "merge sort (course)": lambda k, v, ok, ov, threads: c.merge_sort(k, v, ok, ov,
+                                                                                threads=threads)}
+    return c.measure(sorts, repeats=10) + c.time_cpu_sorts(1 << 22)
+
+
+def ch14() -> list[dict]:
+    from autograder.problems import ch14 as c
+    return c.measure(None)
+
+
+def ch15() -> list[dict]:
+    from autograder.problems import ch15 as c
+    return c.measure({"push (course)": ("push", c.reference_push()),
+                      "pull (course)": ("pull", c.reference_pull()),
+                      "frontier queue (course)": ("frontier", c.reference_frontier())})
+
+
+@cuda.jit
+def learner_scale(x, out, factor):       # a kernel as a learner's notebook cell defines it
+    i = cuda.grid(1)
+    if i < out.size:
+        out[i] = factor * x[i]
+
+
+def profile() -> dict:
+    n = (1 << 24) + 3
+    x = cuda.to_device(np.random.default_rng(0).standard_normal(n, dtype=np.float32))
+    out = cuda.device_array(n, np.float32)
+    why = ag.profiler.why_not()
+    if why:
+        return {"why_not": why}
+    report = ag.profile(learner_scale, (n + 255) // 256, 256, x, out, np.float32(2.0),
+                        label="scale (defined in __main__)")
+    print(ag.profiler.live([report]).text())
+    return {"label": report.label, "kernel": report.kernel, "ms": report.ms,
+            "dram_bytes": report.dram_bytes, "gbps": report.gbps,
+            "array_bytes": report.array_bytes, "metrics": report.metrics}
+
+
+PARTS = {"ch13": ch13, "ch14": ch14, "ch15": ch15, "profile": profile}
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--out", default=os.environ.get("OUT", "/tmp/measure"))
+    ap.add_argument("parts", nargs="*", default=list(PARTS))
+    args = ap.parse_args()
+    out = Path(args.out)
+    out.mkdir(parents=True, exist_ok=True)
+    facts = _facts()
+    for part in args.parts:
+        start = time.monotonic()
+        try:
+            rows = PARTS[part]()
+        except Exception as exc:
+            traceback.print_exc()
+            rows = {"failed": f"{type(exc).__name__}: {exc}"}
+        seconds = time.monotonic() - start
+        name = f"h200_{part}_measure.json" if part.startswith("ch") else f"{part}.json"
+        (out / name).write_text(json.dumps({**facts, "seconds": round(seconds, 1), "rows": rows},
+                                           indent=1, default=str))
+        print(f"== {part} ({seconds:.1f} s)")
+        for r in rows if isinstance(rows, list) else [rows]:
+            print("  " + json.dumps(r, default=str)[:300])
+        sys.stdout.flush()
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
