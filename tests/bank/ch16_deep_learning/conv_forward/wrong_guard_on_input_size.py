@@ -1,0 +1,18 @@
+# bank: guards with the input's sizes (p < H, q < W) instead of the output's, so the threads of the last rows and columns read past X and store past Y; it must lose the points.
+# naive: none
+from numba import float32
+
+
+@cuda.jit
+def conv_forward_kernel(X, W, Y):
+    q = cuda.blockIdx.x * cuda.blockDim.x + cuda.threadIdx.x
+    p = cuda.blockIdx.y * cuda.blockDim.y + cuda.threadIdx.y
+    M, C, R, S = W.shape
+    n, m = cuda.blockIdx.z // M, cuda.blockIdx.z % M
+    if p < X.shape[2] and q < X.shape[3]:
+        acc = float32(0.0)
+        for c in range(C):
+            for r in range(R):
+                for s in range(S):
+                    acc += X[n, c, p + r, q + s] * W[m, c, r, s]
+        Y[n, m, p, q] = acc
