@@ -369,3 +369,23 @@ def test_every_course_kernel_compiles_for_an_h200():
         "sigs = [(k['forward'], (f4, f4, f4)), (k['im2col'], (f4, f2, i, i)),\n"
         "        (k['maxpool'], (f4, f4, i)), (k['backward'], (f4, f4, f4)),\n"
         "        (r._reorder.__wrapped__(), (types.float32[:, :, :, :], f4))]\n"), 5)
+
+
+def test_the_measuring_cell_runs_every_way_and_checks_each_result(monkeypatch):
+    """The GPU measuring cell's launches, run once each in the simulator on a small layer (its
+    timer replaced by one call): every way computes Y (checked), and a kernel of the wrong kind
+    is refused with a sentence."""
+    from autograder.machine import timing
+
+    def once(label, launch, repeats=0, nbytes=0, flops=0, **kw):
+        launch(0)
+        return timing.Stats(label, 1.0, 1, bytes=nbytes, flops=flops)
+    monkeypatch.setattr(timing, "require_gpu", lambda *a, **k: None)
+    monkeypatch.setattr(timing, "time_gpu", once)
+    rows = ch16.measure({"mine": ("direct", _forward()), "mine unrolled": ("im2col", im2col_ok)},
+                        size=(2, 3, 5, 6, 4, 3, 2), repeats=1)
+    assert len(rows) == 4 and all(r["right"] for r in rows), rows
+    rows = ch16.measure({"flipped": ("direct", _forward(flip=True))}, size=(1, 2, 4, 5, 3, 3, 3))
+    assert [r["right"] for r in rows] == [True, True, False]
+    with pytest.raises(ValueError, match="'direct' or 'im2col'"):
+        ch16.measure({"x": ("gemm", im2col_ok)}, size=(1, 1, 2, 2, 1, 1, 1))

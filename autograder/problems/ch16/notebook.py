@@ -6,13 +6,12 @@ from __future__ import annotations
 
 import numpy as np
 
-from autograder.problems.ch16.references import (conv_by_im2col, reference_conv_forward,
-                                                 reference_im2col)
+from autograder.problems.ch16.references import (conv_by_im2col, im2col_scratch,
+                                                 reference_conv_forward, reference_im2col)
 from autograder.problems.ch16.specs import (BASELINES, SPEED_BLOCK, SPEED_LAYER,
                                             conv_backward_input_host, conv_forward_host,
                                             forward_sample, im2col_host, layer_bytes,
-                                            layer_dims, layer_flops, layer_tolerance,
-                                            maxpool_host)
+                                            layer_dims, layer_flops, maxpool_host)
 
 
 # ---- a small layer, and the picture of im2col -----------------------------------------------------
@@ -175,8 +174,11 @@ def measure(kernels: dict | None = None, size=SPEED_LAYER, repeats: int = 20,
     runs.update(kernels or {})
     out = []
 
+    scratch = im2col_scratch(dX, dW)
+    poison = np.full(Y.shape, np.nan, np.float32)
+
     def record(label, launch):
-        Y[...] = np.float32(np.nan)
+        Y.copy_to_device(poison)
         stats = timing.time_gpu(label, launch, repeats=repeats, nbytes=layer_bytes(size),
                                 flops=layer_flops(size))
         out.append({"label": label, "ms": stats.median_ms, "tflops": stats.gflops / 1e3,
@@ -186,7 +188,7 @@ def measure(kernels: dict | None = None, size=SPEED_LAYER, repeats: int = 20,
         if kind == "direct":
             record(label, lambda i, k=kernel: k[blocks, SPEED_BLOCK](dX, dW, Y))
         elif kind == "im2col":
-            record(label, lambda i, k=kernel: conv_by_im2col(k, dX, dW, Y))
+            record(label, lambda i, k=kernel: conv_by_im2col(k, dX, dW, Y, scratch=scratch))
         else:
             raise ValueError(f"{label}: the kind is 'direct' or 'im2col', not {kind!r}")
     vendor = _torch_conv()

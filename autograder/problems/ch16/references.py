@@ -136,20 +136,30 @@ def unrolled_shape(N, C, H, W, R, S) -> tuple[int, int]:
     return C * R * S, N * (H - R + 1) * (W - S + 1)
 
 
-def conv_by_im2col(unroll, X, W, Y=None, threads=(16, 16)):
+def im2col_scratch(X, W) -> tuple:
+    """The two device arrays :func:`conv_by_im2col` works in, Xu [C·R·S, N·P·Q] and the
+    product [M, N·P·Q]: made once, they keep allocations out of a timed region."""
+    from numba import cuda
+    N, C, H, Wd = X.shape
+    M, _, R, S = W.shape
+    rows, cols = unrolled_shape(N, C, H, Wd, R, S)
+    return cuda.device_array((rows, cols), np.float32), cuda.device_array((M, cols), np.float32)
+
+
+def conv_by_im2col(unroll, X, W, Y=None, threads=(16, 16), scratch=None):
     """The forward pass as two kernels and a reordering: ``unroll`` (a learner's im2col kernel,
     or the course's) writes Xu [C·R·S, N·P·Q] from X, chapter 6's GEMM multiplies the filters
     as a [M, C·R·S] matrix by it, giving [M, N·P·Q], and the result is reordered to
-    Y[n, m, p, q]. Device arrays in, a device array ``Y`` out (made if not given)."""
+    Y[n, m, p, q]. Device arrays in, a device array ``Y`` out (made if not given); ``scratch``:
+    the arrays of :func:`im2col_scratch`, else made here."""
     from numba import cuda
     N, C, H, Wd = X.shape
     M, _, R, S = W.shape
     rows, cols = unrolled_shape(N, C, H, Wd, R, S)
     P, Q = H - R + 1, Wd - S + 1
-    Xu = cuda.device_array((rows, cols), np.float32)
+    Xu, out = scratch if scratch is not None else im2col_scratch(X, W)
     unroll[((cols + threads[0] - 1) // threads[0], (rows + threads[1] - 1) // threads[1]),
            threads](X, Xu, R, S)
-    out = cuda.device_array((M, cols), np.float32)
     course_gemm(W.reshape(M, rows), Xu, out)
     if Y is None:
         Y = cuda.device_array((N, M, P, Q), np.float32)
