@@ -423,11 +423,11 @@ for r in table:
 # 64, 128 or 256), always whole warps at both warp sizes; the row counts are odd, so the last block
 # holds fewer rows than it has warps. **What the check does.** As in 14.2, each `y[i]` within the
 # error bound of a float32 sum of row `i`'s products (a shuffle tree is one more order of adding
-# them). Visible, at this machine's warp size: 47 rows (power-law, empty rows and a row of 51
-# nonzeros, longer than a warp of 32), 40 (uniform), 1. **The hidden tests run your kernel at warp
-# sizes 64 and 32 in turn** wherever they run in CPU mode, on rows of 65 and 87 nonzeros (whole
-# rounds of a warp, and a tail); on a GPU, which has one warp size, the grader runs them again in
-# CPU mode at the other. CPU mode stops a shuffle whose mask leaves out a lane that calls it, or
+# them). Visible, at this machine's warp size: 29 rows (power-law, empty rows and a row of 43
+# nonzeros, longer than a warp of 32), 25 (uniform), 1. **The hidden tests run your kernel at warp
+# sizes 64 and 32 in turn** wherever they run in CPU mode: 101 power-law rows at 64 (a row of 65),
+# 125 at 32 (a row of 71: two whole rounds of a warp and a tail), 7 rows and two random sizes; on
+# a GPU, which has one warp size, the grader runs them again in CPU mode at the other. CPU mode stops a shuffle whose mask leaves out a lane that calls it, or
 # that reads a lane outside a mask from `cuda.activemask()`, and names the lanes.
 
 # %% nbgrader={"grade": false, "grade_id": "spmv_csr_vector_solution", "locked": false, "schema_version": 3, "solution": true, "task": false}
