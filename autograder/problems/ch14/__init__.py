@@ -49,5 +49,5 @@ __all__ = ["BASELINES", "KINDS", "KIND_LABELS", "PROBLEMS", "SPEED_ROWS", "check
            "spmv_ell", "spmv_host", "spmv_hybrid", "spmv_jds", "storage_bytes", "storage_table",
            "time_cpu_spmv", "width_table"]
 
-# The SpMV kernel exercises (hybrid_width, a host function of the row lengths, is not one).
-PROBLEMS = (spmv_coo, spmv_csr, spmv_ell, spmv_jds, spmv_csr_vector, spmv_hybrid)
+# The exercises: six SpMV kernels, and hybrid_width, a host function of the row lengths.
+PROBLEMS = (spmv_coo, spmv_csr, spmv_ell, spmv_jds, spmv_csr_vector, hybrid_width, spmv_hybrid)
