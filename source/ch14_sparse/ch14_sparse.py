@@ -1,5 +1,5 @@
 # %% [markdown]
-# # Chapter 14 · Sparse matrix computation: COO, CSR, ELL and JDS
+# # Chapter 14 · Sparse matrix computation: COO, CSR, ELL, hybrid and JDS
 #
 # *Programming Massively Parallel Processors* (PMPP, 4th ed.), chapter 14.
 #
@@ -11,11 +11,16 @@
 #   and say what each one costs in bytes for a given shape of matrix.
 # - Write a **sparse matrix-vector product** (SpMV, `y = A·x`) for each format: one thread per
 #   nonzero with atomic adds (COO), one thread per row (CSR), one thread per row over padded,
-#   column-major slots (ELL), one thread per row with the rows sorted by length (JDS), each
-#   checked against a float64 product within the error bound of a float32 sum.
+#   column-major slots (ELL), one thread per row with the rows sorted by length (JDS), a **warp
+#   per row** with a shuffle reduction that is right at warp size 32 and 64 (CSR again), and
+#   **hybrid ELL + COO** in one launch, with the ELL width chosen by your own function of the
+#   row lengths; each checked against a float64 product within the error bound of a float32 sum.
 # - Predict from a matrix's **row lengths** which format suits it (how much padding ELL adds,
 #   how unevenly CSR's threads work), then check the prediction by measuring, and time your CSR
 #   kernel (on a GPU) against the course's and NVIDIA's cuSPARSE.
+#
+# **Points:** 24 in all: Exercises 14.1, 14.3, 14.4, 14.5 and 14.6b 3 each, 14.2 3 + 2 for
+# speed, 14.6a 2, and 2 for the written answer (graded by your instructor).
 #
 # Run the first cell before anything else: importing `autograder` picks the backend (an NVIDIA
 # GPU, an AMD GPU, or CPU mode with the CUDA simulator) before Numba loads its CUDA target.
@@ -25,7 +30,7 @@ import numpy as np
 import matplotlib.pyplot as plt
 
 import autograder as ag
-from numba import cuda, float32
+from numba import cuda, float32, uint64
 
 ag.banner()
 ch14 = ag.problems.ch14
@@ -257,10 +262,9 @@ ag.problems.ch14.spmv_csr.check_speed(spmv_csr_kernel)
 # speed test's matrix), so one 32-byte sector per thread where a coalesced read would share four
 # sectors among all 32. And the warp runs as long as
 # its **longest** row: on a power-law matrix, 31 threads wait while one adds up a long row (control
-# divergence, chapter 4). ELL fixes the first problem by its layout, at the price of padding; the
-# course's `ch14.csr_vector_kernel()` attacks both by giving each row a **warp** (lanes read
-# consecutive nonzeros, a shuffle tree adds them), which pays off for long rows and wastes lanes on
-# short ones.
+# divergence, chapter 4). ELL fixes the first problem by its layout, at the price of padding;
+# Exercise 14.5 attacks both by giving each row a **warp** (lanes read consecutive nonzeros, a
+# shuffle tree adds them), which pays off for long rows and wastes lanes on short ones.
 #
 # ## Exercise 14.3 · SpMV in ELL, column-major (3 points)
 #
@@ -391,9 +395,214 @@ for r in table:
           f"{r['csr']:9d} {r['ell']:10d} {r['jds']:9d} {r['ell_slots_per_nonzero']:14.2f}")
 
 # %% [markdown]
+# ## Exercise 14.5 · CSR with a warp per row, for any warp size (3 points)
+#
+# Exercise 14.2's warp reads 32 rows at once, a row's length apart, and waits for its longest row.
+# PMPP's **vector CSR** kernel (Bell and Garland's "CSR (vector)") gives each row a whole **warp**
+# instead:
+#
+# 1. warp `i = cuda.grid(1) // cuda.warpsize` takes row `i`; its lane is
+#    `cuda.threadIdx.x % cuda.warpsize`;
+# 2. the lanes **stride** over the row: lane `l` adds up nonzeros `row_ptr[i] + l`,
+#    `row_ptr[i] + l + warpsize`, … while they are below `row_ptr[i + 1]`, so at each step the warp
+#    reads `warpsize` **consecutive** entries of `col` and `val` (coalesced), and a row of 100
+#    nonzeros takes 4 steps at warp size 32 instead of 100;
+# 3. a **shuffle reduction** adds the lanes' partial sums (chapter 10's warp sum:
+#    `acc += cuda.shfl_down_sync(mask, acc, offset)` for `offset = warpsize // 2, …, 2, 1`), and
+#    **lane 0** stores `y[i]`.
+#
+# Chapter 10's three rules for a shuffle hold here. The mask names the **whole warp** and is built
+# from the warp size, `~uint64(0) >> (64 - cuda.warpsize)`: not a literal `0xffffffff` (32 lanes
+# only, and an AMD wavefront has 64), and not `cuda.activemask()`, which names only the lanes that
+# happen to run together where it is called. **Every lane calls every shuffle**: an empty row's
+# lanes take part with 0, and so do the lanes of a warp past the last row (keep the row's loop and
+# the store inside `if i < y.size:`, the shuffles outside it). No literal 32 anywhere: the same
+# kernel must be right with warps of 32 and of 64 lanes. Roughly 12 lines.
+#
+# **How the check launches it.** `ceil(rows · warpsize / threads)` blocks of 128 threads (hidden:
+# 64, 128 or 256), always whole warps at both warp sizes; the row counts are odd, so the last block
+# holds fewer rows than it has warps. **What the check does.** As in 14.2, each `y[i]` within the
+# error bound of a float32 sum of row `i`'s products (a shuffle tree is one more order of adding
+# them). Visible, at this machine's warp size: 29 rows (power-law, empty rows and a row of 43
+# nonzeros, longer than a warp of 32), 25 (uniform), 1. **The hidden tests run your kernel at warp
+# sizes 64 and 32 in turn** wherever they run in CPU mode: 101 power-law rows at 64 (a row of 65),
+# 125 at 32 (a row of 71: two whole rounds of a warp and a tail), 7 rows and two random sizes; on
+# a GPU, which has one warp size, the grader runs them again in CPU mode at the other. CPU mode stops a shuffle whose mask leaves out a lane that calls it, or
+# that reads a lane outside a mask from `cuda.activemask()`, and names the lanes.
+
+# %% nbgrader={"grade": false, "grade_id": "spmv_csr_vector_solution", "locked": false, "schema_version": 3, "solution": true, "task": false}
+@cuda.jit
+def spmv_csr_vector_kernel(row_ptr, col, val, x, y):
+    ### BEGIN SOLUTION
+    mask = ~uint64(0) >> (64 - cuda.warpsize)     # every lane of the warp: 32 or 64 one-bits
+    lane = cuda.threadIdx.x % cuda.warpsize
+    i = cuda.grid(1) // cuda.warpsize             # this warp's row
+    acc = float32(0.0)
+    if i < y.size:
+        for k in range(row_ptr[i] + lane, row_ptr[i + 1], cuda.warpsize):
+            acc += val[k] * x[col[k]]
+    offset = cuda.warpsize // 2
+    while offset > 0:                             # every lane, past the last row too
+        acc += cuda.shfl_down_sync(mask, acc, offset)
+        offset //= 2
+    if lane == 0 and i < y.size:
+        y[i] = acc
+    ### END SOLUTION
+
+
+# %% [markdown]
+# Try it on the small matrix (one warp per row); in CPU mode, also at warp size 64
+# (`ag.cpu_mode.warp_size_as(64)` runs the launches inside it with wavefronts of 64 lanes):
+
+# %%
+got, expected = ch14.check_small(spmv_csr_vector_kernel, "csr_vector")
+print("yours:", got.tolist(), "\nA @ x:", expected.tolist())
+if not ag.backend.is_gpu:
+    with ag.cpu_mode.warp_size_as(64):
+        got64, _ = ch14.check_small(spmv_csr_vector_kernel, "csr_vector")
+    print("at warp size 64:", got64.tolist())
+
+# %% nbgrader={"grade": true, "grade_id": "spmv_csr_vector_test", "locked": true, "points": 3, "schema_version": 3, "solution": false, "task": false}
+ag.problems.ch14.spmv_csr_vector.check(spmv_csr_vector_kernel)
+### BEGIN HIDDEN TESTS
+ag.problems.ch14.spmv_csr_vector.check_hidden(spmv_csr_vector_kernel)
+### END HIDDEN TESTS
+
+# %% [markdown]
+# **When does a warp per row win?** It launches `warpsize` threads per row, so it pays off only
+# where a row has enough nonzeros to keep the lanes busy. On an NVIDIA H200, with 2²² rows (the
+# course's runs of `ch14.measure`; your GPU's are in the measuring cell below):
+#
+# | matrix (2²² rows) | thread per row (14.2) | warp per row (14.5) | cuSPARSE |
+# |---|---|---|---|
+# | speed test's: 16 nonzeros a row on average, 4 to 28 | 0.956 ms | 0.976 ms | 0.517 ms |
+# | banded, up to 5 a row | 0.072 ms | 0.969 ms | 0.092 ms |
+# | uniform, 0 to 12 a row | 0.260 ms | 0.941 ms | 0.226 ms |
+# | power-law (longest row limited to 16 there) | 0.138 ms | 0.847 ms | 0.137 ms |
+#
+# The warp-per-row kernel takes about the same time whatever the matrix: 2²⁷ threads, and a warp
+# per row whose lanes are mostly idle when the rows are short. On the banded matrix 27 of 32 lanes
+# have nothing to read and it is 13 times slower than a thread per row. At 16 nonzeros a row the
+# two break even: half of each warp is idle, but its reads are coalesced where the thread-per-row
+# kernel's are a row apart. With rows longer than a warp (hundreds of nonzeros, as in many
+# finite-element and graph matrices) every lane works and the reads stay coalesced: that is where
+# a warp per row wins, and where one long row no longer holds up 31 threads of a warp. None of the
+# four matrices above has such rows: a prediction of these measurements, not a result of them.
+# cuSPARSE chooses its algorithm from the matrix and is never far from the better of the two.
+#
+# ## Exercise 14.6 · Hybrid ELL + COO (2 + 3 points)
+#
+# ELL pads every row to the **longest** one: the storage table above gave the power-law matrix,
+# with one row of 540 nonzeros, about a hundred ELL slots per nonzero. **Hybrid ELL + COO** (PMPP §14.5) caps the ELL part
+# at a width `K` of your choosing: row `i` keeps its first `min(len_i, K)` nonzeros in ELL
+# (column-major, as in 14.3, `ell_len[i]` of them real), and its other `len_i − K` nonzeros, if
+# any, go to a **COO** part (`coo_row`, `coo_col`, `coo_val`, in any order). A few long rows then
+# cost a few COO entries instead of padding for every row.
+#
+# ### 14.6a · Choosing K (2 points)
+#
+# How large should `K` be? Each ELL slot is read by every row's thread, used or not; a COO nonzero
+# costs more than a slot: its row index, a read of `x` and an **atomic add** into `y`, none of them
+# coalesced. Bell and Garland (SC 2009) measured COO at about **three times** the cost of ELL per
+# entry, which gives the cost of a hybrid SpMV with width `K`, in ELL slots:
+#
+# `cost(K) = rows · K + 3 · Σᵢ max(len_i − K, 0)`
+#
+# (`ch14.hybrid_cost(lengths, K)` computes it). Write `hybrid_width(lengths)`: given the row
+# lengths (an int32 NumPy array, one entry per row), return a `K` with the **lowest cost**, a
+# Python or NumPy integer from 0 to the longest row. Do not try every `K`: think about what slot
+# `K` costs (one per row) and what it saves (3 for each row that has `K` nonzeros or more), and
+# stop adding slots when it no longer pays. Roughly 6 lines of plain Python and NumPy (no kernel).
+#
+# **What the check does.** Your function is called on the row lengths of the chapter's matrices,
+# with 2,000 rows of each kind, 2 rows and 1 (hidden: 8,003 power-law rows, 3 rows, two random
+# sizes), and your `K`'s cost must equal the lowest (when two widths tie, either is right). The
+# verdict says what your `K` costs against the best, and why.
+
+# %% nbgrader={"grade": false, "grade_id": "hybrid_width_solution", "locked": false, "schema_version": 3, "solution": true, "task": false}
+def hybrid_width(lengths):
+    ### BEGIN SOLUTION
+    rows = lengths.size
+    k = 0
+    # slot k + 1 costs `rows` and saves 3 for each row with k + 1 nonzeros or more
+    while 3 * np.count_nonzero(lengths >= k + 1) > rows:
+        k += 1
+    return k
+    ### END SOLUTION
+
+
+# %%
+for r in ch14.width_table(hybrid_width):
+    print(f"{r['kind']:28s} longest {r['longest']:4d}, your K = {r['width']:2d}: cost "
+          f"{r['cost']:9,d} (plain ELL {r['ell_cost']:9,d}); {r['hybrid']:9,d} B (ELL "
+          f"{r['ell']:9,d} B, CSR {r['csr']:7,d} B); {100 * r['coo_share']:4.1f}% of the nonzeros "
+          "in COO")
+
+# %% nbgrader={"grade": true, "grade_id": "hybrid_width_test", "locked": true, "points": 2, "schema_version": 3, "solution": false, "task": false}
+ag.problems.ch14.hybrid_width.check(hybrid_width)
+### BEGIN HIDDEN TESTS
+ag.problems.ch14.hybrid_width.check_hidden(hybrid_width)
+### END HIDDEN TESTS
+
+# %% [markdown]
+# On the power-law matrix the best `K` is small (a third of the rows have 3 nonzeros or more) and
+# most nonzeros land in COO, yet the hybrid costs a fraction of plain ELL, whose 540 slots per row
+# are almost all padding. Its bytes are still above CSR's: what the hybrid buys is not storage but
+# ELL's coalesced, evenly shared reads for the regular part of every row.
+#
+# ### 14.6b · Both parts in one launch (3 points)
+#
+# Write `spmv_hybrid_kernel(ell_col, ell_val, ell_len, coo_row, coo_col, coo_val, x, y)`, launched
+# with one thread per row **and** one per COO nonzero: `rows = y.size`, the ELL width is
+# `ell_col.size // rows` (it may be 0: no ELL slots at all), and `coo_val.size` may be 0 too.
+# Thread `t < rows` adds up row `t`'s ELL slots (as in 14.3); thread `t ≥ rows` takes COO nonzero
+# `k = t − rows`, if `k < coo_val.size`, and adds its product into `y[coo_row[k]]`. `y` starts at
+# zero (the check sets it, as in 14.1; `ch14.run_hybrid` launches the same way).
+#
+# **Think before you write the ELL thread's last line.** A row longer than `K` gets its ELL sum
+# from thread `t` and its other products from COO threads, in the same launch, in no order. What
+# happens to a COO thread's atomic add if thread `t` then **stores** its sum with `y[t] = acc`?
+# Which rows can safely be stored, and how does thread `t` know? Roughly 14 lines.
+#
+# **What the check does.** As in 14.1 (the same kinds and sizes, nonzeros in COO in a random
+# order), with the matrices split at the best `K` (your `hybrid_width` is not used here);
+# `ceil((rows + COO nonzeros) / threads)` blocks of 64 threads (hidden: 32, 64 or 128); the hidden
+# tests include a matrix all in COO (`K = 0`) and one all in ELL (no COO nonzero). In CPU mode the
+# race detector watches `y`: a store and an atomic add on the same element in one launch fail
+# every time.
+
+# %% nbgrader={"grade": false, "grade_id": "spmv_hybrid_solution", "locked": false, "schema_version": 3, "solution": true, "task": false}
+@cuda.jit
+def spmv_hybrid_kernel(ell_col, ell_val, ell_len, coo_row, coo_col, coo_val, x, y):
+    ### BEGIN SOLUTION
+    t = cuda.grid(1)
+    rows = y.size
+    if t < rows:
+        acc = float32(0.0)
+        for s in range(ell_len[t]):
+            k = s * rows + t                      # column-major, as in ELL
+            acc += ell_val[k] * x[ell_col[k]]
+        cuda.atomic.add(y, t, acc)                # COO threads may add into this row too
+    elif t - rows < coo_val.size:
+        k = t - rows
+        cuda.atomic.add(y, coo_row[k], coo_val[k] * x[coo_col[k]])
+    ### END SOLUTION
+
+
+# %%
+got, expected = ch14.check_small(spmv_hybrid_kernel, "hybrid")
+print("yours:", got.tolist(), "\nA @ x:", expected.tolist())
+
+# %% nbgrader={"grade": true, "grade_id": "spmv_hybrid_test", "locked": true, "points": 3, "schema_version": 3, "solution": false, "task": false}
+ag.problems.ch14.spmv_hybrid.check(spmv_hybrid_kernel)
+### BEGIN HIDDEN TESTS
+ag.problems.ch14.spmv_hybrid.check_hidden(spmv_hybrid_kernel)
+### END HIDDEN TESTS
+
+# %% [markdown]
 # What the table does not show is time, and time is what the bytes are for: on a GPU, the next cell
-# runs the course's COO, CSR (a thread per row, and a warp per row), ELL and JDS kernels and your
-# four on the speed test's matrix and on the three kinds, each with 2²² rows (the power-law
+# runs the course's COO, CSR (a thread per row, and a warp per row), ELL, hybrid and JDS kernels
+# and your six on the speed test's matrix and on the three kinds, each with 2²² rows (the power-law
 # matrix's longest row is limited to 16 there, so that its ELL arrays fit in memory), beside
 # cuSPARSE (`cupyx.scipy.sparse`, where CuPy is installed). GB/s counts the bytes each format
 # stores plus `x` and `y` once. In CPU mode it says that it needs a GPU: the simulator's times say
@@ -401,7 +610,9 @@ for r in table:
 
 # %%
 mine = {"COO (yours)": ("coo", spmv_coo_kernel), "CSR (yours)": ("csr", spmv_csr_kernel),
-        "ELL (yours)": ("ell", spmv_ell_kernel), "JDS (yours)": ("jds", spmv_jds_kernel)}
+        "ELL (yours)": ("ell", spmv_ell_kernel), "JDS (yours)": ("jds", spmv_jds_kernel),
+        "CSR, a warp per row (yours)": ("csr_vector", spmv_csr_vector_kernel),
+        "hybrid ELL + COO (yours)": ("hybrid", spmv_hybrid_kernel)}
 try:
     results = ch14.measure(mine)
     for r in results:
@@ -427,8 +638,9 @@ except ag.timing.NeedsGPU as why:
 #    worst;
 # 3. say which format you would pick for a power-law matrix, and why, mentioning what CSR's
 #    one-thread-per-row kernel does with its longest row, what JDS changes about it (and what it
-#    does not), and how the hybrid ELL + COO format (PMPP §14.5) or a warp per long row would
-#    help.
+#    does not), what your hybrid ELL + COO (Exercise 14.6) costs against plain ELL (the numbers
+#    your `hybrid_width` table printed), and for which row lengths a warp per row (Exercise 14.5)
+#    helps and for which it hurts (the H200 table under Exercise 14.5, or your own times).
 #
 # A full-mark answer puts a number on every claim and keeps what was measured apart from what was
 # predicted.
@@ -450,9 +662,15 @@ except ag.timing.NeedsGPU as why:
 # 540 steps while its other 31 threads, whose rows have a few nonzeros, wait. JDS (94,324 B, about
 # CSR's size) puts rows of similar length in the same warp, so the short rows no longer wait for
 # the long one, but the thread of the 540-nonzero row still makes 540 steps alone: the kernel
-# still lasts as long as its longest row. A warp per long row (the course's vector kernel) or
-# hybrid ELL + COO (ELL up to a width of a few nonzeros, the rest of the long rows in COO with
-# atomics) spreads that row over many threads. On a GPU I
+# still lasts as long as its longest row. Hybrid ELL + COO spreads that row over many threads:
+# with K = 3 (a third of the rows have 3 nonzeros or more), 72% of the nonzeros go to COO and the
+# cost model gives 28,641 slots against plain ELL's 1,080,000, 38 times less, though its 146,564 B
+# are still above CSR's 92,164 B. A warp per row would read the 540-nonzero row in 17 steps of 32
+# coalesced entries instead of 540, but it gives every row a warp: on the H200, 0.847 ms against
+# 0.138 ms for a thread per row on the power-law matrix of 2²² rows (rows of 16 at most there),
+# 0.969 against 0.072 ms on the banded one (27 of 32 lanes idle), even at 16 nonzeros a row (0.976
+# against 0.956 ms); it pays off only for rows longer than a warp, so for a power-law matrix it
+# belongs to the few long rows, not to all of them. On a GPU I
 # would expect ELL to be slower than CSR on the power-law matrix roughly in proportion to the bytes
 # (5 slots per nonzero at 2²² rows, where the longest row is limited to 16): a prediction, to be
 # checked against the measured times.
@@ -462,11 +680,13 @@ except ag.timing.NeedsGPU as why:
 #
 # - Write the conversion from CSR to JDS yourself (a stable sort of the rows by length, then each
 #   nonzero's place `t_ptr[t] + i`) and compare it with `ch14.csr_to_jds`.
-# - **Hybrid ELL + COO** (PMPP §14.5): choose a width (say, the 90th percentile of the row lengths),
-#   store up to that many nonzeros per row in ELL and the rest in COO; one ELL kernel, then one COO
-#   kernel with atomics. How do the bytes of the power-law matrix change with the width?
-# - Time `ch14.csr_vector_kernel()` against your CSR kernel on the three kinds (on a GPU, with
-#   `ch14.measure`): for which row lengths does a warp per row win?
+# - Give the long rows a warp and the short ones a thread: sort the rows into two lists by
+#   length (longer than a warp or not) and launch your 14.2 kernel on one and your 14.5 kernel on
+#   the other (Greathouse and Daga's CSR-Adaptive, SC 2014, does this per block). On a power-law
+#   matrix with long rows, does it beat both?
+# - If a COO nonzero cost 2 ELL slots instead of 3, which `K` would be best for each kind? On a
+#   GPU, time your hybrid kernel at a few widths (`ch14.csr_to_hybrid(row_ptr, col, val, K)` builds
+#   the parts, `ch14.run_hybrid` launches) and estimate the ratio on your GPU.
 #
 # **Reading:** PMPP ch. 14: §14.1 (background), §14.2 (a simple SpMV kernel with COO), §14.3
 # (grouping row nonzeros with CSR), §14.4 (improving memory coalescing with ELL), §14.5 (regulating
@@ -475,7 +695,8 @@ except ag.timing.NeedsGPU as why:
 # processors" (SC 2009), the study behind these formats on GPUs; the cuSPARSE documentation for
 # the formats NVIDIA's library takes (CSR, COO, blocked ELL, SELL).
 #
-# **On AMD (HIP):** a wavefront has 64 lanes on the MI200 and MI300 series, so a "warp per row"
-# kernel has 64 lanes to fill (and wastes more of them on short rows); the one-thread-per-row
-# kernels of this chapter run unchanged. rocSPARSE plays cuSPARSE's part. numba-hip keeps the same
+# **On AMD (HIP):** a wavefront has 64 lanes on the MI200 and MI300 series, so Exercise 14.5's
+# kernel, written with `cuda.warpsize` and a mask built from it, runs there unchanged with 64 lanes
+# to fill (and wastes more of them on short rows); the one-thread-per-row kernels of this chapter
+# run unchanged too. rocSPARSE plays cuSPARSE's part. numba-hip keeps the same
 # `cuda.atomic.add` on float32.

@@ -6,12 +6,16 @@ from __future__ import annotations
 
 import numpy as np
 
+from autograder.problems.ch10.specs import device_warp_size
+
 from autograder.problems.ch14.references import (csr_vector_kernel, reference_coo,
-                                                 reference_csr, reference_ell, reference_jds)
+                                                 reference_csr, reference_ell, reference_hybrid,
+                                                 reference_jds)
 from autograder.problems.ch14.specs import (BASELINES, KINDS, KIND_LABELS, SPEED_ROWS,
-                                            csr_bytes, csr_sample, csr_to_coo, csr_to_ell,
-                                            csr_to_jds,
-                                            make_matrix, speed_matrix, spmv_host,
+                                            best_width, csr_bytes, csr_sample, csr_to_coo,
+                                            csr_to_ell, csr_to_hybrid, csr_to_jds, hybrid_bytes,
+                                            hybrid_cost,
+                                            make_matrix, run_hybrid, speed_matrix, spmv_host,
                                             storage_bytes, row_of_each)
 
 
@@ -63,6 +67,28 @@ def storage_table(rows: int = 2000, seed: int = 14) -> list[dict]:
     return out
 
 
+def width_table(width_of=None, rows: int = 2000, seed: int = 14) -> list[dict]:
+    """For each kind of matrix with ``rows`` rows: the hybrid's ELL width K (``width_of(lengths)``,
+    the learner's function, or the course's choice), its cost in ELL slots (:func:`hybrid_cost`)
+    against plain ELL's (K = the longest row), its bytes (:func:`hybrid_bytes`, with the 4-byte
+    ``ell_len`` of each row) against plain ELL's and CSR's, and the share of the nonzeros left to
+    COO."""
+    out = []
+    for kind in KINDS:
+        m = make_matrix(np.random.default_rng(seed), rows, kind)
+        lengths = np.diff(m["row_ptr"])
+        width = int(width_of(lengths.copy()) if width_of else best_width(lengths))
+        s = storage_bytes(m["row_ptr"])
+        out.append({"kind": KIND_LABELS[kind], "rows": rows, "nnz": s["nnz"],
+                    "longest": s["width"], "width": width,
+                    "cost": hybrid_cost(lengths, width),
+                    "ell_cost": hybrid_cost(lengths, s["width"]),
+                    "hybrid": hybrid_bytes(lengths, width) + 4 * rows,
+                    "coo_share": float(np.maximum(lengths - width, 0).sum() / max(s["nnz"], 1)),
+                    "ell": s["ell"], "csr": s["csr"]})
+    return out
+
+
 # ---- timing ---------------------------------------------------------------------------------------
 
 def time_cpu_spmv(rows: int, seed: int = 3) -> list[dict]:
@@ -85,15 +111,19 @@ def time_cpu_spmv(rows: int, seed: int = 3) -> list[dict]:
 
 
 def _device_formats(m: dict):
-    """The matrix ``m`` (CSR, with x) on the device in CSR, COO and ELL."""
+    """The matrix ``m`` (CSR, with x) on the device in CSR, COO, ELL, JDS and hybrid ELL + COO
+    (the course's width)."""
     from numba import cuda
     row, col, val = csr_to_coo(m["row_ptr"], m["col"], m["val"])
     e_col, e_val, e_len, width = csr_to_ell(m["row_ptr"], m["col"], m["val"])
     perm, t_ptr, j_col, j_val = csr_to_jds(m["row_ptr"], m["col"], m["val"])
+    hybrid = csr_to_hybrid(m["row_ptr"], m["col"], m["val"], best_width(np.diff(m["row_ptr"])),
+                           np.random.default_rng(0))
     d = {name: cuda.to_device(np.ascontiguousarray(a)) for name, a in
          (("row_ptr", m["row_ptr"]), ("col", m["col"]), ("val", m["val"]), ("x", m["x"]),
           ("row", row), ("e_col", e_col), ("e_val", e_val), ("e_len", e_len), ("perm", perm),
-          ("t_ptr", t_ptr), ("j_col", j_col), ("j_val", j_val))}
+          ("t_ptr", t_ptr), ("j_col", j_col), ("j_val", j_val))
+         + tuple(zip(("h_col", "h_val", "h_len", "h_row", "h_ccol", "h_cval"), hybrid))}
     return d, width
 
 
@@ -102,17 +132,20 @@ def measure(kernels: dict | None = None, rows: int = SPEED_ROWS, repeats: int = 
     """Time SpMV in each format on a GPU, on the speed test's matrix (``"speed"``: 16 nonzeros a
     row on average, from 4 to 28) and the chapter's three kinds, each with ``rows`` rows.
 
-    ``kernels`` maps a label to ``(format, kernel)``, format ``"coo"``, ``"csr"``, ``"ell"`` or
-    ``"jds"`` (the learner's); the course's kernels, the CSR kernel with a warp per row and
-    cuSPARSE (where CuPy is installed) are timed beside them. Rows: matrix, label, ms, GB/s (the bytes the
-    format stores, plus x and y once), right (bool: y checked at 2048 rows)."""
+    ``kernels`` maps a label to ``(format, kernel)``, format ``"coo"``, ``"csr"``,
+    ``"csr_vector"`` (a warp per row), ``"ell"``, ``"hybrid"`` (ELL + COO in one launch, y zeroed
+    first) or ``"jds"`` (the learner's); the course's kernels and cuSPARSE (where CuPy is
+    installed) are timed beside them. Rows: matrix, label, ms, GB/s (the bytes the format stores,
+    plus x and y once), right (bool: y checked at 2048 rows)."""
     from autograder.machine import timing
     timing.require_gpu("Timing SpMV")
     from numba import cuda
     from autograder.problems.ch09.references import zero
     runs = {"COO (course)": ("coo", reference_coo()), "CSR (course)": ("csr", reference_csr()),
             "CSR, a warp per row (course)": ("csr_vector", csr_vector_kernel()),
-            "ELL (course)": ("ell", reference_ell()), "JDS (course)": ("jds", reference_jds())}
+            "ELL (course)": ("ell", reference_ell()),
+            "hybrid ELL + COO (course)": ("hybrid", reference_hybrid()),
+            "JDS (course)": ("jds", reference_jds())}
     runs.update(kernels or {})
     out = []
     for kind in kinds:
@@ -142,8 +175,15 @@ def measure(kernels: dict | None = None, rows: int = SPEED_ROWS, repeats: int = 
                 def launch(i, kernel=kernel):
                     kernel[-(-rows // 256), 256](d["row_ptr"], d["col"], d["val"], d["x"], y)
             elif fmt == "csr_vector":
+                lanes = device_warp_size()
+
+                def launch(i, kernel=kernel, lanes=lanes):
+                    kernel[-(-rows * lanes // 256), 256](d["row_ptr"], d["col"], d["val"],
+                                                         d["x"], y)
+            elif fmt == "hybrid":
                 def launch(i, kernel=kernel):
-                    kernel[-(-rows * 32 // 256), 256](d["row_ptr"], d["col"], d["val"], d["x"], y)
+                    run_hybrid(kernel, d["h_col"], d["h_val"], d["h_len"], d["h_row"],
+                               d["h_ccol"], d["h_cval"], d["x"], y, threads=256)
             elif fmt == "ell":
                 def launch(i, kernel=kernel):
                     kernel[-(-rows // 256), 256](d["e_col"], d["e_val"], d["e_len"], d["x"], y)
@@ -151,7 +191,10 @@ def measure(kernels: dict | None = None, rows: int = SPEED_ROWS, repeats: int = 
                 def launch(i, kernel=kernel):
                     kernel[-(-rows // 256), 256](d["perm"], d["t_ptr"], d["j_col"], d["j_val"],
                                                  d["x"], y)
-            stored = sizes["csr" if fmt.startswith("csr") else fmt]
+            if fmt == "hybrid":
+                stored = hybrid_bytes(np.diff(m["row_ptr"]), d["h_col"].size // rows) + 4 * rows
+            else:
+                stored = sizes["csr" if fmt.startswith("csr") else fmt]
             stats = timing.time_gpu(label, launch, repeats=repeats, nbytes=stored + extra)
             got = y.copy_to_host()[idx]
             out.append({"matrix": label_kind, "label": label, "ms": stats.median_ms,
@@ -179,8 +222,9 @@ def measure(kernels: dict | None = None, rows: int = SPEED_ROWS, repeats: int = 
 
 
 def check_small(kernel, fmt: str) -> tuple[np.ndarray, np.ndarray]:
-    """Run a learner's kernel of format ``fmt`` (``"coo"``, ``"csr"``, ``"ell"`` or ``"jds"``) on
-    :func:`small_example`, one block of 32 threads; return (y, dense @ x)."""
+    """Run a learner's kernel of format ``fmt`` (``"coo"``, ``"csr"``, ``"csr_vector"``,
+    ``"ell"``, ``"hybrid"`` or ``"jds"``) on :func:`small_example`: one block of 32 threads (a warp
+    per row for ``"csr_vector"``, ELL width 2 for ``"hybrid"``); return (y, dense @ x)."""
     from numba import cuda
     from autograder.problems.ch09.references import zero
     m = small_example()
@@ -194,9 +238,16 @@ def check_small(kernel, fmt: str) -> tuple[np.ndarray, np.ndarray]:
     elif fmt == "csr":
         kernel[1, 32](cuda.to_device(m["row_ptr"]), cuda.to_device(m["col"]),
                       cuda.to_device(m["val"]), x, y)
+    elif fmt == "csr_vector":
+        lanes = device_warp_size()
+        kernel[rows, lanes](cuda.to_device(m["row_ptr"]), cuda.to_device(m["col"]),
+                            cuda.to_device(m["val"]), x, y)
     elif fmt == "ell":
         e_col, e_val, e_len, _ = csr_to_ell(m["row_ptr"], m["col"], m["val"])
         kernel[1, 32](cuda.to_device(e_col), cuda.to_device(e_val), cuda.to_device(e_len), x, y)
+    elif fmt == "hybrid":
+        parts = csr_to_hybrid(m["row_ptr"], m["col"], m["val"], 2, np.random.default_rng(0))
+        run_hybrid(kernel, *(cuda.to_device(a) for a in parts), x, y, threads=32)
     else:
         perm, t_ptr, j_col, j_val = csr_to_jds(m["row_ptr"], m["col"], m["val"])
         kernel[1, 32](cuda.to_device(perm), cuda.to_device(t_ptr), cuda.to_device(j_col),

@@ -1,7 +1,7 @@
 """Chapter 14's kernels of the course: sparse matrix-vector products y = A·x in float32, one per
 storage format (COO with atomics, CSR one thread per row, ELL column-major, JDS one thread per
-sorted row), the CSR kernel with a warp per row (the "vector" kernel, for the measurements), and
-cuSPARSE through CuPy as the vendor.
+sorted row), CSR with a warp per row (the "vector" kernel, for any warp size), hybrid ELL + COO in
+one launch, and cuSPARSE through CuPy as the vendor.
 
 Index arrays are int32, values and vectors float32. ELL is column-major: slot ``t`` of row ``i``
 is at ``t · rows + i``; a padding slot holds column −1 and value 0."""
@@ -10,8 +10,8 @@ from __future__ import annotations
 
 from autograder.problems.kit.kernels import KernelCache
 
-cuda = float32 = None      # module globals, bound by KernelCache on first use (the simulator)
-_kernels = KernelCache(globals(), "cuda", "float32")
+cuda = float32 = uint64 = None  # module globals, bound by KernelCache on first use (the simulator)
+_kernels = KernelCache(globals(), "cuda", "float32", "uint64")
 
 
 @_kernels.lazy
@@ -51,20 +51,43 @@ def _spmv_kernels() -> dict:
 
     @cuda.jit
     def spmv_csr_vector(row_ptr, col, val, x, y):
-        # A warp per row: its 32 lanes read consecutive nonzeros of the row (coalesced), then a
-        # tree of shuffles adds the 32 partial sums. Blocks of a multiple of 32 threads.
-        lane = cuda.threadIdx.x % 32
-        i = cuda.grid(1) // 32
+        # A warp per row: its lanes read consecutive nonzeros of the row (coalesced), then a tree
+        # of shuffles adds the lanes' partial sums and lane 0 stores. Any warp size (32 or 64):
+        # the mask names every lane of the warp, and every lane, past the last row too, shuffles.
+        mask = ~uint64(0) >> (64 - cuda.warpsize)
+        lane = cuda.threadIdx.x % cuda.warpsize
+        i = cuda.grid(1) // cuda.warpsize
+        acc = float32(0.0)
         if i < y.size:
-            acc = float32(0.0)
-            for k in range(row_ptr[i] + lane, row_ptr[i + 1], 32):
+            for k in range(row_ptr[i] + lane, row_ptr[i + 1], cuda.warpsize):
                 acc += val[k] * x[col[k]]
-            offset = 16
-            while offset > 0:
-                acc += cuda.shfl_down_sync(0xFFFFFFFF, acc, offset)
-                offset //= 2
-            if lane == 0:
-                y[i] = acc
+        offset = cuda.warpsize // 2
+        while offset > 0:
+            acc += cuda.shfl_down_sync(mask, acc, offset)
+            offset //= 2
+        if lane == 0 and i < y.size:
+            y[i] = acc
+
+    @cuda.jit
+    def spmv_hybrid_reference(ell_col, ell_val, ell_len, coo_row, coo_col, coo_val, x, y):
+        # One launch, y zeroed before it: threads 0 .. rows - 1 take the ELL part's rows, the
+        # rest one COO nonzero each. A row that overflowed into COO gets adds from both kinds of
+        # thread, so those adds are atomic; a row whose ELL slots are not all used has no COO
+        # nonzero, and its thread stores.
+        t = cuda.grid(1)
+        rows = y.size
+        if t < rows:
+            width = ell_col.size // rows
+            acc = float32(0.0)
+            for s in range(ell_len[t]):
+                acc += ell_val[s * rows + t] * x[ell_col[s * rows + t]]
+            if ell_len[t] < width:
+                y[t] = acc
+            else:
+                cuda.atomic.add(y, t, acc)
+        elif t - rows < coo_val.size:
+            k = t - rows
+            cuda.atomic.add(y, coo_row[k], coo_val[k] * x[coo_col[k]])
 
     @cuda.jit
     def spmv_jds_reference(perm, t_ptr, col, val, x, y):
@@ -81,7 +104,7 @@ def _spmv_kernels() -> dict:
             y[perm[i]] = acc
 
     return dict(coo=spmv_coo_reference, csr=spmv_csr_reference, ell=spmv_ell_reference,
-                csr_vector=spmv_csr_vector, jds=spmv_jds_reference)
+                csr_vector=spmv_csr_vector, jds=spmv_jds_reference, hybrid=spmv_hybrid_reference)
 
 
 def reference_coo():
@@ -105,8 +128,15 @@ def reference_jds():
 
 
 def csr_vector_kernel():
-    """A warp per row (launch 32 threads per row): coalesced reads of long rows."""
+    """Exercise 14.5 written by the course: a warp per row (launch ``cuda.warpsize`` threads per
+    row, blocks of whole warps), a shuffle tree, lane 0 stores."""
     return _spmv_kernels()["csr_vector"]
+
+
+def reference_hybrid():
+    """Exercise 14.6 written by the course: ELL rows and COO nonzeros in one launch (y zeroed
+    first), atomic adds into the rows that overflowed."""
+    return _spmv_kernels()["hybrid"]
 
 
 # ---- the vendor ---------------------------------------------------------------------------------
