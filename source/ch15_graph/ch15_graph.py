@@ -487,7 +487,7 @@ except ag.CheckFailed as failed:
 #
 # **What the check does.** Everything 15.4's check does (levels, every frontier built, the race
 # detector on `levels` and `next_size`), on the same kinds of graphs (the grid 7 × 7), and a star
-# of 301 vertices whose source's one thread appends 300 vertices in a single launch, more than a
+# of 150 vertices whose source's one thread appends 149 vertices in a single launch, more than a
 # block queue of 128 holds, so the overflow path runs (hidden: a star of 601). And, in CPU mode,
 # whether it is privatized: during every launch the check counts, block by block, the updates of
 # `next_size` and the slots of the next frontier the block filled. A block may update `next_size`

@@ -31,7 +31,7 @@ KIND_LABELS = {"rmat": "R-MAT graph", "grid": "2-D grid, some streets missing",
                "sink": "R-MAT, every out-neighbour of the source a dead end",
                "star": "a star: the source's one thread appends every other vertex in one "
                        "launch, more than a block queue holds"}
-STAR_SIZES = (301, 601, 2001)   # the privatized frontier's stars (CPU visible and hidden; GPU)
+STAR_SIZES = (150, 601, 2001)   # the privatized frontier's stars (CPU visible and hidden; GPU)
 
 
 def kind_of(n: int) -> str:
@@ -550,7 +550,7 @@ bfs_frontier_queue = FrontierProblem(
 # ---- 15.5 privatized frontier ----------------------------------------------------------------------
 
 # 15.4's kinds of graphs, the grids smaller (a launch with barriers costs the simulator more: 49
-# a 7 x 7 grid, hidden 121 an 11 x 11 one), and stars (301 vertices, hidden 601): the source's one
+# a 7 x 7 grid, hidden 121 an 11 x 11 one), and stars (150 vertices, hidden 601): the source's one
 # thread appends every other vertex in one launch, more than a block queue of 128 holds (and,
 # hidden, of 512), so the overflow path runs.
 PRIVATE_CPU_SIZES = Sizes(visible=(100, 49, 70, 35, STAR_SIZES[0]),

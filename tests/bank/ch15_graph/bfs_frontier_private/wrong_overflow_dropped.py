@@ -1,4 +1,4 @@
-# bank: a block queue with no overflow path: a vertex that finds the queue full is labelled but never appended, so it is missing from the next frontier (the star of 301 vertices: its source's one thread appends 300 in one launch); it must lose the points.
+# bank: a block queue with no overflow path: a vertex that finds the queue full is labelled but never appended, so it is missing from the next frontier (the star of 150 vertices: its source's one thread appends 149 in one launch, past a queue of 128); it must lose the points.
 # naive: none
 from numba import int32
 
