@@ -1,7 +1,9 @@
-"""Chapter 15: do the BFS checks pass correct push, pull and frontier-queue kernels written several
-ways, and fail every classic BFS bug (no visited check, a missing bounds guard, a level off by
-one, the reversed graph searched, a frontier tail or claim without an atomic, a frontier that
-holds a vertex twice) with a verdict that says what went wrong? Are the graphs as the chapter says
+"""Chapter 15: do the BFS checks pass correct push, pull, edge-centric, frontier-queue and privatized
+frontier kernels written several ways, and fail every classic BFS bug (no visited check, a missing
+bounds guard, a level off by one, the reversed graph searched, a frontier tail or claim without an
+atomic, a frontier that holds a vertex twice, a guard by vertices over edges, a block queue that
+drops its overflow or has threads skip its barriers) with a verdict that says what went wrong?
+Does the privatized exercise fail 15.4's unprivatized kernel, saying so? Are the graphs as the chapter says
 (R-MAT hubs, a deep grid, self-loops and duplicate edges, unreachable vertices, a source with no
 out-edge, a single vertex, sizes that are multiples of nothing), is the host BFS right, do the
 speed test's samples and the work counts agree with a plain BFS? Every course kernel also compiles
@@ -18,7 +20,8 @@ from verdicts import assert_judged, verdict_text
 
 ch15 = ag.problems.ch15
 CPU = not ag.backend.is_gpu
-PROBLEMS = (ch15.bfs_push, ch15.bfs_pull, ch15.bfs_frontier_queue)
+PROBLEMS = (ch15.bfs_push, ch15.bfs_pull, ch15.bfs_edge, ch15.bfs_frontier_queue,
+            ch15.bfs_frontier_private)
 
 
 # ---- the graphs and the spec ---------------------------------------------------------------------
@@ -310,29 +313,192 @@ def test_host_levels_behind_a_kernel_fail_on_provenance():
     assert text and "copied to the host" in text, text
 
 
+# ---- 15.3 edge-centric -----------------------------------------------------------------------------
+
+def _edge(guard="edges", visited=True, backwards=False):
+    """A 15.3 kernel: right with the defaults, else with one bug: no bounds guard
+    (``guard=None``), a guard by the vertex count (``guard="vertices"``), no visited check, or
+    every edge followed from dst to src."""
+    @cuda.jit
+    def edge(src, dst, levels, level, changed):
+        e = cuda.grid(1)
+        if guard == "edges" and e >= src.size:
+            return
+        if guard == "vertices" and e >= levels.size:
+            return
+        a, b = (dst[e], src[e]) if backwards else (src[e], dst[e])
+        if levels[a] == level and (not visited or levels[b] == -1):
+            levels[b] = level + 1
+            changed[0] = 1
+    return edge
+
+
+EDGE_CASES = {
+    "plain stores (benign race)": (_edge(), None),
+    "course reference": (ch15.reference_edge(), None),
+    "no bounds guard": (_edge(guard=None), "`if e < src.size`"),
+    "guard by the vertex count": (_edge(guard="vertices"), "does every edge get a thread"),
+    "no visited check": (_edge(visited=False), "levels"),       # relabels, or loses the source
+    "edges followed backwards": (_edge(backwards=True), "vertex"),
+}
+
+
+@pytest.mark.parametrize("name", EDGE_CASES)
+def test_edge_verdict(name):
+    fn, expected = EDGE_CASES[name]
+    assert_judged(ch15.bfs_edge, fn, expected, hidden=expected is None)
+
+
+def test_edge_lists_are_the_graphs_shuffled_with_a_few_edges_doubled():
+    for case in _cases(ch15.bfs_edge):
+        src, dst, n = case.inputs["src"], case.inputs["dst"], case.inputs["n"]
+        assert src.dtype == np.int32 and dst.dtype == np.int32 and n == case.size
+        row_ptr, col = ch15.to_csr(n, src, dst)
+        expected = ch15.bfs_edge.expected(case)["levels"]
+        assert np.array_equal(expected, ch15.bfs_levels(row_ptr, col, case.inputs["source"]))
+        pairs = src.astype(np.int64) * n + dst
+        assert np.unique(pairs).size < pairs.size              # some edge appears twice
+        if src.size > 64:
+            assert np.any(np.diff(src) < 0)                     # not in CSR order
+    assert any(c.inputs["src"].size % 32 for c in ch15.bfs_edge.cases())
+    assert all(c.inputs["src"].size % 32 for c in ch15.bfs_edge.cases()
+               if ch15.kind_of(c.size) == "rmat")               # 8n + 1..3 edges
+
+
+# ---- 15.5 privatized frontier ------------------------------------------------------------------------
+
+def _private(overflow=True, early_return=False, reserve_barrier=True):
+    """A 15.5 kernel (a block queue of 64): right with the defaults, else with one bug: the
+    overflow dropped, threads past the frontier returning before the barriers, or no barrier
+    between filling the block queue and reserving its room."""
+    from numba import int32
+
+    @cuda.jit
+    def private(row_ptr, col, levels, frontier, next_frontier, next_size, level):
+        b_queue = cuda.shared.array(64, int32)
+        b_count = cuda.shared.array(1, int32)
+        b_start = cuda.shared.array(1, int32)
+        t = cuda.threadIdx.x
+        i = cuda.grid(1)
+        if early_return and i >= frontier.size:
+            return
+        if t == 0:
+            b_count[0] = 0
+        cuda.syncthreads()
+        if i < frontier.size:
+            v = frontier[i]
+            for e in range(row_ptr[v], row_ptr[v + 1]):
+                u = col[e]
+                if cuda.atomic.cas(levels, u, -1, level + 1) == -1:
+                    k = cuda.atomic.add(b_count, 0, 1)
+                    if k < 64:
+                        b_queue[k] = u
+                    elif overflow:
+                        next_frontier[cuda.atomic.add(next_size, 0, 1)] = u
+        if reserve_barrier:
+            cuda.syncthreads()
+        if t == 0:
+            b_count[0] = min(b_count[0], 64)
+            b_start[0] = cuda.atomic.add(next_size, 0, b_count[0])
+        cuda.syncthreads()
+        for k in range(t, b_count[0], cuda.blockDim.x):
+            next_frontier[b_start[0] + k] = b_queue[k]
+    return private
+
+
+PRIVATE_CASES = {
+    "a block queue of 64": (_private(), None),
+    "15.4's kernel": (_frontier(), "asks for a privatized frontier, and this kernel is not"),
+    "overflow dropped": (_private(overflow=False), "is not in the next frontier"),
+    "early return": (_private(early_return=True), "cuda.syncthreads"),
+    "no barrier before the reservation": (_private(reserve_barrier=False),
+                                          "shared-memory race"),
+}
+
+
+@pytest.mark.parametrize("name", PRIVATE_CASES)
+def test_private_verdict(name):
+    fn, expected = PRIVATE_CASES[name]
+    if not CPU and name != "overflow dropped" and expected is not None:
+        pytest.skip("privatization, barriers and shared-memory races are checked in CPU mode only")
+    assert_judged(ch15.bfs_frontier_private, fn, expected, hidden=expected is None)
+
+
+def test_the_privatized_verdict_names_the_block_and_the_level():
+    text = verdict_text(ch15.bfs_frontier_private, _frontier(), hidden=False)
+    if CPU:
+        assert "launch for level 0, block 0 appended" in text and "atomic updates of next_size" \
+            in text and "(one per vertex)" in text, text
+        assert "queue per block in shared memory" in text                  # the hint
+
+
+def test_the_privatization_rule_counts_per_block_with_the_overflow():
+    from autograder.problems.ch15.references import NotPrivatized, check_privatized
+    b0, b1 = (0, 0, 0), (1, 0, 0)
+    # block 0 filled slots 0..99 (36 past a queue of 64), block 1 slots 100..109
+    log = [("slot", k, b0) for k in range(100)] + [("slot", k, b1) for k in range(100, 110)]
+    check_privatized(log + [("tail", 0, b0)] * 37 + [("tail", 0, b1)], 110, 3)
+    with pytest.raises(NotPrivatized, match="block 0 appended 100 vertices with 38"):
+        check_privatized(log + [("tail", 0, b0)] * 38, 110, 3)
+    with pytest.raises(NotPrivatized, match="block 1 appended 10 vertices with 2"):
+        check_privatized(log + [("tail", 0, b1)] * 2, 110, 3)
+    # a slot counts for the block that stored it last, and only below the frontier's size
+    moved = log + [("slot", 5, b1)]
+    with pytest.raises(NotPrivatized, match="block 0 appended 99 vertices with 37"):
+        check_privatized(moved + [("tail", 0, b0)] * 37, 110, 3)
+    with pytest.raises(NotPrivatized, match="block 1 appended 0 vertices with 2"):
+        check_privatized([("slot", 200, b1), ("tail", 0, b1), ("tail", 0, b1)], 110, 3)
+    check_privatized([("tail", 0, b1)], 0, 3)             # a block that found nothing: one add
+
+
+def test_the_star_overflows_every_block_queue_and_labels_everyone():
+    row_ptr, col, source = ch15.check_graph(np.random.default_rng(0), 150)
+    levels = ch15.bfs_levels(row_ptr, col, source)
+    assert ch15.kind_of(150) == "star" and (levels == 1).sum() == 149 and levels[source] == 0
+    assert any(c.size == 150 for c in ch15.bfs_frontier_private.cases())
+    assert any(c.size == 601 for c in ch15.bfs_frontier_private.cases(hidden=True))
+
+
+def test_measure_accepts_every_kind_of_search():
+    k = ch15.reference_push()
+    with pytest.raises(ValueError, match="not one of push, pull, edge, frontier, private"):
+        ch15.measure({"x": ("sideways", k)})
+    if CPU:
+        with pytest.raises(ag.timing.NeedsGPU):
+            ch15.measure({kind: (kind, k) for kind in ("push", "pull", "edge", "frontier",
+                                                        "private")})
+
+
 # ---- the loops and the course's kernels -----------------------------------------------------------
 
 def test_the_loops_stop_after_the_last_level_and_count_launches():
     row_ptr, col = ch15.to_csr(6, [0, 1, 2, 3, 4], [1, 2, 3, 4, 5])      # a path of 6
-    for loop, kernel in ((ch15.bfs_by_levels, ch15.reference_push()),
-                         (ch15.bfs_frontier, ch15.reference_frontier())):
+    src, dst = ch15.edge_list(row_ptr, col)
+    for loop, kernel, a, b in ((ch15.bfs_by_levels, ch15.reference_push(), row_ptr, col),
+                               (ch15.bfs_by_edges, ch15.reference_edge(), src, dst),
+                               (ch15.bfs_frontier, ch15.reference_frontier(), row_ptr, col),
+                               (ch15.bfs_frontier, ch15.reference_private(), row_ptr, col)):
         d_levels = cuda.device_array(6, np.int32)
-        launches = loop(kernel, cuda.to_device(row_ptr), cuda.to_device(col), d_levels, 0, 32)
+        launches = loop(kernel, cuda.to_device(a), cuda.to_device(b), d_levels, 0, 32)
         assert d_levels.copy_to_host().tolist() == [0, 1, 2, 3, 4, 5]
         assert launches == 6                  # levels 0..4 label someone; level 5 labels nobody
 
 
-@pytest.mark.parametrize("kind", ["push", "pull", "frontier"])
+@pytest.mark.parametrize("kind", ["push", "pull", "edge", "frontier", "private"])
 def test_the_loops_handle_a_source_with_no_out_edge_and_a_single_vertex(kind):
     """The graphs where a correct kernel labels nothing (the judge's checks leave them out: it
     fails a call whose kernel stored nothing): the loops stop after one launch, levels right."""
-    kernel = {"push": _push(), "pull": _pull(), "frontier": _frontier()}[kind]
-    loop = ch15.bfs_frontier if kind == "frontier" else ch15.bfs_by_levels
+    kernel = {"push": _push(), "pull": _pull(), "frontier": _frontier(),
+              "edge": ch15.reference_edge(), "private": ch15.reference_private()}[kind]
+    loop = {"frontier": ch15.bfs_frontier, "private": ch15.bfs_frontier,
+            "edge": ch15.bfs_by_edges}.get(kind, ch15.bfs_by_levels)
     for n, src, dst, source in ((1, [], [], 0), (5, [1, 2, 3], [0, 0, 4], 0),
                                 (4, [0, 1], [0, 2], 0)):            # a self-loop only
         row_ptr, col = ch15.to_csr(n, src, dst)
         if kind == "pull":
             row_ptr, col = ch15.transpose(row_ptr, col)
+        if kind == "edge":
+            row_ptr, col = ch15.edge_list(row_ptr, col)
         d_levels = cuda.device_array(n, np.int32)
         launches = loop(kernel, cuda.to_device(row_ptr), cuda.to_device(col), d_levels, source,
                         32)
@@ -348,4 +514,6 @@ def test_every_course_kernel_compiles_for_an_h200():
         "i = types.int32[::1]\n"
         "k = r._bfs_kernels.__wrapped__(); init = r._init_levels.__wrapped__()\n"
         "sigs = [(k['push'], (i, i, i, types.int64, i)), (k['pull'], (i, i, i, types.int64, i)),\n"
-        "        (k['frontier'], (i, i, i, i, i, i, types.int64)), (init, (i, types.int64))]\n"), 4)
+        "        (k['edge'], (i, i, i, types.int64, i)),\n"
+        "        (k['frontier'], (i, i, i, i, i, i, types.int64)),\n"
+        "        (k['private'], (i, i, i, i, i, i, types.int64)), (init, (i, types.int64))]\n"), 6)

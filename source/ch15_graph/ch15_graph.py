@@ -1,5 +1,5 @@
 # %% [markdown]
-# # Chapter 15 · Graph traversal: breadth-first search, push, pull and a frontier queue
+# # Chapter 15 · Graph traversal: breadth-first search, push, pull, edges and a frontier queue
 #
 # *Programming Massively Parallel Processors* (PMPP, 4th ed.), chapter 15.
 #
@@ -7,17 +7,23 @@
 # reading and exercises included (more in CPU mode, where the simulator runs kernels slowly).
 #
 # ## What you will be able to do
-# - Store a graph in **CSR** form (`row_ptr`, `col`) and compute the **BFS level** of every
-#   vertex (the number of edges on a shortest path from a source) with one kernel launch per
-#   level, three ways: **push** (each vertex of the current level labels its neighbours),
-#   **pull** (each unvisited vertex looks for a parent) and a **frontier queue** (one thread per
-#   vertex of the current level, the next level appended with an atomic).
+# - Store a graph in **CSR** form (`row_ptr`, `col`) and as an **edge list** (`src`, `dst`), and
+#   compute the **BFS level** of every vertex (the number of edges on a shortest path from a
+#   source) with one kernel launch per level, four ways: **push** (each vertex of the current
+#   level labels its neighbours), **pull** (each unvisited vertex looks for a parent),
+#   **edge-centric** (one thread per edge) and a **frontier queue** (one thread per vertex of the
+#   current level, the next level appended with an atomic), then the queue **privatized**: a
+#   queue per block in shared memory, and one global atomic per block instead of one per vertex.
 # - Tell a **benign race** (several threads store the same value) from a harmful one (two
 #   threads both claim a vertex and append it twice), and use `cuda.atomic.cas` and
 #   `cuda.atomic.add` where the harmful one would happen.
 # - Count the work of each level both ways and **predict** when switching from push to pull pays
 #   off; measure your BFS (on a GPU) in **traversed edges per second** (TEPS), the Graph500
 #   benchmark's unit.
+#
+# **Points:** 19 in all: 15.1 push (3), 15.2 pull (3), 15.3 edge-centric (3), 15.4 frontier queue
+# (3, and 2 for speed on a GPU) and 15.5 privatized frontier (3), checked automatically; the
+# written answer on direction switching (2), graded by your instructor.
 #
 # Run the first cell before anything else: importing `autograder` picks the backend (an NVIDIA
 # GPU, an AMD GPU, or CPU mode with the CUDA simulator) before Numba loads its CUDA target.
@@ -116,7 +122,7 @@ for row in cpu_rows:
 # thread labels `v` sees −1 or `level + 1`, neither of which is `level`: either way it does
 # nothing. This is a **benign race** (PMPP §15.3): plain stores are enough, no atomic is needed. It
 # is benign only because every writer writes the same value and no decision depends on who wrote
-# first: Exercise 15.3 has a race that is not.
+# first: Exercise 15.4 has a race that is not.
 #
 # **What the check does.** Levels exact against a BFS on the host. Visible: an R-MAT graph of 100
 # vertices (800 edges), a 9 × 9 grid with some streets missing, an R-MAT graph with self-loops and
@@ -237,6 +243,70 @@ ag.problems.ch15.bfs_pull.check_hidden(bfs_pull_kernel)
 ### END HIDDEN TESTS
 
 # %% [markdown]
+# ## Exercise 15.3 · Edge-centric BFS (3 points)
+#
+# Push and pull give each thread one **vertex**, so a thread does as many edges as its vertex
+# has: on an R-MAT graph a hub's thread goes through thousands of edges while the other 31 lanes
+# of its warp, with two or three edges each, wait for it. The **edge-centric** BFS (PMPP §15.4)
+# gives each thread one **edge** instead, so every thread does the same small work.
+#
+# It reads the graph as an **edge list** (the COO form of chapter 14): two int32 arrays `src`
+# and `dst` with one entry per edge, edge `e` going from `src[e]` to `dst[e]`, in no particular
+# order (`ch15.edge_list(row_ptr, col)` makes one from a CSR graph). Write
+# `bfs_edge_kernel(src, dst, levels, level, changed)`, one launch of a level: thread
+# `e = cuda.grid(1)`, if `e` is an edge (`e < src.size`) whose source is **at the current level**
+# (`levels[src[e]] == level`) and whose destination is still unvisited, gives the destination
+# level `level + 1` and sets `changed[0] = 1`. Roughly 7 lines.
+#
+# The loop is 15.1's with one change: `ch15.bfs_by_edges` launches `ceil(m / T)` blocks for the
+# `m` edges (one thread per edge), not `ceil(n / T)`. The race is 15.1's benign one: several
+# edges into the same vertex may store the same `level + 1`.
+#
+# **The price.** Every launch gives a thread to **every edge**, whatever the frontier: on an
+# R-MAT graph of 16 edges per vertex, 16 times as many threads as push, most of them finding that
+# their edge's source is not at this level. What it buys is balance: no thread waits for a hub.
+# So it pays on graphs with a few levels and very uneven degrees, and loses on a road-like grid,
+# whose many levels each cost a pass over all the edges.
+#
+# **What the check does.** Levels exact against a BFS on the host, your kernel launched through
+# `ch15.bfs_by_edges`. Visible: an R-MAT graph of 60 vertices, a 7 × 7 grid with some streets
+# missing, an R-MAT graph with self-loops and doubled edges, and a source whose out-neighbours are
+# dead ends; every edge list in a random order with one to three edges doubled (so the last block
+# has threads with no edge); blocks of 32 threads. Hidden: 2 vertices, 240 vertices, an 11 × 11
+# grid (20 levels or more), two random sizes, blocks of 32 or 64.
+
+# %% nbgrader={"grade": false, "grade_id": "bfs_edge_solution", "locked": false, "schema_version": 3, "solution": true, "task": false}
+@cuda.jit
+def bfs_edge_kernel(src, dst, levels, level, changed):
+    ### BEGIN SOLUTION
+    e = cuda.grid(1)
+    if e < src.size and levels[src[e]] == level:
+        u = dst[e]
+        if levels[u] == -1:               # unvisited: label it (several edges may: same value)
+            levels[u] = level + 1
+            changed[0] = 1
+    ### END SOLUTION
+
+
+# %% [markdown]
+# Try it on the pictured R-MAT graph, as an edge list (the launches are the levels, as in 15.1):
+
+# %%
+small_src_list, small_dst_list = ch15.edge_list(small_ptr, small_col)
+d_levels = cuda.device_array(len(small_ptr) - 1, np.int32)
+launches = ch15.bfs_by_edges(bfs_edge_kernel, cuda.to_device(small_src_list),
+                             cuda.to_device(small_dst_list), d_levels, small_src, 32)
+print(f"{small_src_list.size} edges, so {-(-small_src_list.size // 32)} blocks of 32 threads "
+      f"a launch, for {len(small_ptr) - 1} vertices")
+print("right:", np.array_equal(d_levels.copy_to_host(), small_levels), f" ({launches} launches)")
+
+# %% nbgrader={"grade": true, "grade_id": "bfs_edge_test", "locked": true, "points": 3, "schema_version": 3, "solution": false, "task": false}
+ag.problems.ch15.bfs_edge.check(bfs_edge_kernel)
+### BEGIN HIDDEN TESTS
+ag.problems.ch15.bfs_edge.check_hidden(bfs_edge_kernel)
+### END HIDDEN TESTS
+
+# %% [markdown]
 # ## Predict: which direction does less work?
 #
 # Both kernels launch a thread for **every** vertex at every level, but what each thread does
@@ -271,11 +341,11 @@ for label, rows in work.items():
 # of the edges left, then back to push near the end. Whether that pays is what the written answer
 # at the end of the chapter asks you to explain, with these counts and, on a GPU, with times.
 #
-# ## Exercise 15.3 · BFS with a frontier queue (3 points, and 2 for speed)
+# ## Exercise 15.4 · BFS with a frontier queue (3 points, and 2 for speed)
 #
-# Push and pull both launch `n` threads per level, even when the frontier holds three vertices: on
-# the grid, nearly every thread of nearly every launch finds nothing to do. A **frontier queue**
-# (PMPP §15.5) launches one thread per vertex of the frontier. The launch for `level` gets the
+# Push and pull both launch `n` threads per level (the edge-centric kernel `m`), even when the
+# frontier holds three vertices: on the grid, nearly every thread of nearly every launch finds
+# nothing to do. A **frontier queue** (PMPP §15.5) launches one thread per vertex of the frontier. The launch for `level` gets the
 # current frontier as an array of vertices, and builds the next one: every vertex it labels is
 # appended to `next_frontier`, at a slot taken from the counter `next_size`.
 #
@@ -375,25 +445,131 @@ except ag.CheckFailed as failed:
 # every run, whether or not the threads happened to collide. On a GPU the check sees only the
 # levels and the frontiers, and such a kernel can pass a run and fail the next.
 #
-# **Going further with the queue (not graded): privatization** (PMPP §15.6). Every appending
-# thread of the grid does an atomic on the one `next_size`: at a hub's level that is millions of
-# atomics on one word. A block can keep its own queue in shared memory with a shared counter
-# (`cuda.atomic.add` on a `cuda.shared.array`), then take room for the whole block in the global
-# queue with **one** global atomic, and copy its entries there. Write it and measure it against
-# your 15.3 on a GPU; the check of 15.3 accepts it unchanged.
+# ## Exercise 15.5 · A privatized frontier (3 points)
 #
+# The queue launches the fewest threads and examines the fewest edges of push, pull and itself, yet on
+# the course's H200 (an R-MAT graph of 2²² vertices, 16 edges each, 6 levels) it was the slowest:
+# push took 53.6 ms (1.24 GTEPS), pull 3.64 ms (18.3 GTEPS), the frontier queue 74.1 ms (0.90
+# GTEPS). The likely culprit is **contention on the one global counter** `next_size`: every
+# vertex appended is one `cuda.atomic.add` on the same word, and at the hub's levels that is
+# millions of atomics that the GPU's L2 cache must perform one after another, the same problem as
+# chapter 9's histogram with every byte in one bin. The cure is chapter 9's too:
+# **privatization** (PMPP §15.6).
+#
+# Each block keeps its own queue in **shared memory**, with a counter of its own. A thread that
+# claims a vertex takes a slot in the **block's** queue (a `cuda.atomic.add` on a shared array:
+# fast, and contended only by the block's own threads). When the block is done, **one** thread
+# reserves room for the whole block in the global queue with **one** `cuda.atomic.add(next_size,
+# 0, count)`, which returns where the block's room starts, and the block's threads copy its queue
+# there. The global atomics drop from one per vertex to one per block.
+#
+# Write `bfs_frontier_private_kernel(row_ptr, col, levels, frontier, next_frontier, next_size,
+# level)`: the same arguments and the same loop (`ch15.bfs_frontier`) as 15.4. Roughly 25 lines:
+#
+# 1. `b_queue = cuda.shared.array(BLOCK_QUEUE, int32)` (with `BLOCK_QUEUE = 128`, a constant at
+#    the top of the cell), `b_count = cuda.shared.array(1, int32)` and a one-entry shared array
+#    for the block's start; thread 0 sets `b_count[0] = 0`; `cuda.syncthreads()`.
+# 2. As in 15.4, thread `i < frontier.size` goes through its vertex's edges and claims with
+#    `cuda.atomic.cas`. A claiming thread takes `k = cuda.atomic.add(b_count, 0, 1)`; if
+#    `k < BLOCK_QUEUE` it writes `b_queue[k] = u`, else the block's queue is full (**overflow**)
+#    and it appends `u` to the global queue directly, as 15.4 does.
+# 3. `cuda.syncthreads()`; thread 0 takes `count = min(b_count[0], BLOCK_QUEUE)` (the overflowed
+#    vertices are in the global queue already), stores it back in `b_count[0]`, and stores
+#    `cuda.atomic.add(next_size, 0, count)` in the shared start; `cuda.syncthreads()`.
+# 4. Every thread `t` of the block copies `b_queue[k]` to `next_frontier[start + k]` for
+#    `k = t, t + blockDim.x, …` below `count`.
+#
+# Two traps. **Every thread must reach every barrier**: the threads past the end of the frontier
+# skip step 2 only, never `return` early. And PMPP's version has the overflowing thread store
+# the capacity into the shared counter (a plain store while other threads update it atomically):
+# in CPU mode that is a shared-memory race and fails; taking the `min` after the barrier, as in
+# step 3, does the same without the race.
+#
+# **What the check does.** Everything 15.4's check does (levels, every frontier built, the race
+# detector on `levels` and `next_size`), on the same kinds of graphs (the grid 7 × 7), and a star
+# of 150 vertices whose source's one thread appends 149 vertices in a single launch, more than a
+# block queue of 128 holds, so the overflow path runs (hidden: a star of 601). And, in CPU mode,
+# whether it is privatized: during every launch the check counts, block by block, the updates of
+# `next_size` and the slots of the next frontier the block filled. A block may update `next_size`
+# **once**, plus once per vertex past the first 64 it appended (the overflow: your block queue
+# must hold at least 64 vertices). 15.4's kernel handed in here fails with "this exercise asks
+# for a privatized frontier, and this kernel is not", naming the block and the level. On a GPU
+# the check sees only the levels and the frontiers (nothing counts a GPU's atomics for the
+# check): there, the "Measure it" cell below shows what privatization changes.
+
+# %% nbgrader={"grade": false, "grade_id": "bfs_frontier_private_solution", "locked": false, "schema_version": 3, "solution": true, "task": false}
+from numba import int32
+
+BLOCK_QUEUE = 128     # vertices a block's queue holds (at least 64)
+
+
+@cuda.jit
+def bfs_frontier_private_kernel(row_ptr, col, levels, frontier, next_frontier, next_size, level):
+    ### BEGIN SOLUTION
+    b_queue = cuda.shared.array(BLOCK_QUEUE, int32)
+    b_count = cuda.shared.array(1, int32)
+    b_start = cuda.shared.array(1, int32)
+    t = cuda.threadIdx.x
+    if t == 0:
+        b_count[0] = 0
+    cuda.syncthreads()
+    i = cuda.grid(1)
+    if i < frontier.size:                  # no early return: every thread reaches the barriers
+        v = frontier[i]
+        for e in range(row_ptr[v], row_ptr[v + 1]):
+            u = col[e]
+            if cuda.atomic.cas(levels, u, -1, level + 1) == -1:
+                k = cuda.atomic.add(b_count, 0, 1)
+                if k < BLOCK_QUEUE:
+                    b_queue[k] = u
+                else:                      # the block's queue is full: straight to the global one
+                    next_frontier[cuda.atomic.add(next_size, 0, 1)] = u
+    cuda.syncthreads()
+    if t == 0:
+        count = min(b_count[0], BLOCK_QUEUE)
+        b_count[0] = count
+        b_start[0] = cuda.atomic.add(next_size, 0, count)    # one global atomic per block
+    cuda.syncthreads()
+    for k in range(t, b_count[0], cuda.blockDim.x):
+        next_frontier[b_start[0] + k] = b_queue[k]
+    ### END SOLUTION
+
+
+# %% [markdown]
+# Try it on the pictured R-MAT graph, and see that 15.4's kernel is not accepted here:
+
+# %%
+got_levels, launches = run_bfs(bfs_frontier_private_kernel, small_ptr, small_col, small_src,
+                               loop=ch15.bfs_frontier)
+print("right:", np.array_equal(got_levels, small_levels), f" ({launches} launches)")
+if not ag.backend.is_gpu:
+    try:
+        ch15.bfs_frontier_private.check(bfs_frontier_kernel)
+    except ag.CheckFailed as failed:
+        print(str(failed).splitlines()[1])
+
+# %% nbgrader={"grade": true, "grade_id": "bfs_frontier_private_test", "locked": true, "points": 3, "schema_version": 3, "solution": false, "task": false}
+ag.problems.ch15.bfs_frontier_private.check(bfs_frontier_private_kernel)
+### BEGIN HIDDEN TESTS
+ag.problems.ch15.bfs_frontier_private.check_hidden(bfs_frontier_private_kernel)
+### END HIDDEN TESTS
+
+# %% [markdown]
 # ## Measure it (on a GPU)
 #
 # On a GPU the next cell runs a BFS on an R-MAT graph of 2²² vertices (16 edges each) with your
-# three kernels and the course's frontier kernel, 256 threads a block, and prints the time, the
+# five kernels and the course's frontier kernels (plain and privatized), 256 threads a block, and prints the time, the
 # launches (levels), GTEPS (billions of traversed edges per second) and the bandwidth for the least
 # a BFS moves, beside the time a copy of those bytes takes (the roofline's floor: a BFS reads
 # `levels` at random, so expect to be far above it). In CPU mode it says it needs a GPU.
 
 # %%
 searches = {"push (yours)": ("push", bfs_push_kernel), "pull (yours)": ("pull", bfs_pull_kernel),
+            "edge-centric (yours)": ("edge", bfs_edge_kernel),
             "frontier queue (yours)": ("frontier", bfs_frontier_kernel),
-            "frontier queue (course)": ("frontier", ch15.reference_frontier())}
+            "privatized frontier (yours)": ("private", bfs_frontier_private_kernel),
+            "frontier queue (course)": ("frontier", ch15.reference_frontier()),
+            "privatized frontier (course)": ("private", ch15.reference_private())}
 floor_bytes = ch15.bfs_bytes(ch15.SPEED_SIZE)     # the graph read once, the levels written once
 print(f"The least a BFS of this graph moves: {floor_bytes / 1e6:.0f} MB, "
       f"{floor_bytes / 4.8e12 * 1e3:.3f} ms at 4.8 TB/s (the H200's memory bandwidth).")
@@ -426,7 +602,7 @@ except ag.timing.NeedsGPU as why:
 # 2. say why the same switch gains nothing on the grid (what the frontier and the unvisited
 #    vertices look like at every level there, and what each launch of `n` threads costs when the
 #    frontier is a thin wave);
-# 3. say which of your three kernels you would use for each graph, and why, with a number.
+# 3. say which of your kernels you would use for each graph, and why, with a number.
 #
 # A full-mark answer uses numbers (the counts, or your measurements) for every claim and keeps
 # edges examined and time apart.
@@ -462,7 +638,7 @@ except ag.timing.NeedsGPU as why:
 # left unexplored divided by a factor α (Beamer's heuristic uses α ≈ 14), pull otherwise, and
 # push again when the frontier shrinks below n / β (β ≈ 24). It needs the frontier's size and its
 # out-degree sum at each level: count them in the kernels with `cuda.atomic.add`. On a GPU,
-# compare its time on the R-MAT graph and on a grid of 2²² vertices with your three kernels.
+# compare its time on the R-MAT graph and on a grid of 2²² vertices with your kernels.
 #
 # Questions to answer for yourself (not graded):
 # 1. Push and pull launch `n` threads per level. How many levels does a grid of 2²² vertices
@@ -470,8 +646,8 @@ except ag.timing.NeedsGPU as why:
 # 2. The frontier queue appends vertices in whatever order the atomics came: what does that do to
 #    the next level's reads of `row_ptr` and `col`? Would sorting the frontier help?
 # 3. One thread per frontier vertex gives a hub's thread thousands of edges while its neighbours
-#    have two. What does that do to a warp, and how would an **edge-centric** kernel (one thread
-#    per edge, PMPP §15.4) or a warp per hub change it?
+#    have two. What does that do to a warp? Your edge-centric kernel (15.3) is one answer; what
+#    does a warp per hub (Merrill, Garland and Grimshaw) keep of the queue that it loses?
 #
 # ## Going further
 # - PMPP ch. 15: §15.1 (background), §15.2 (breadth-first search), §15.3 (vertex-centric parallel
@@ -482,6 +658,6 @@ except ag.timing.NeedsGPU as why:
 #   Garland and Grimshaw, "Scalable GPU graph traversal" (PPoPP 2012); the Graph500 specification
 #   (the R-MAT generator, and the TEPS count).
 # - **On AMD (HIP):** a wavefront has 64 lanes on the MI200 and MI300 series, and shared memory is
-#   the **LDS**. The three kernels use no warp-level code, so they run unchanged; numba-hip keeps
-#   `cuda.atomic.cas` and `cuda.atomic.add`. A privatized queue in the LDS works as in shared
-#   memory.
+#   the **LDS**. The chapter's kernels use no warp-level code, so they run unchanged; numba-hip
+#   keeps `cuda.atomic.cas` and `cuda.atomic.add`. The privatized queue of 15.5 lives in the LDS
+#   as it does in shared memory.

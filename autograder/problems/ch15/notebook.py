@@ -7,8 +7,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from autograder.problems.ch15.references import (bfs_by_levels, bfs_frontier, bfs_levels,
-                                                 work_per_level)
+from autograder.problems.ch15.references import (bfs_by_edges, bfs_by_levels, bfs_frontier,
+                                                 bfs_levels, edge_list, work_per_level)
 from autograder.problems.ch15.specs import (BASELINES, SPEED_SIZE, bfs_bytes, speed_graph,
                                             traversed_edges)
 
@@ -76,6 +76,9 @@ def plot_work(graphs: dict, axes=None):
     return found
 
 
+KINDS = ("push", "pull", "edge", "frontier", "private")    # what measure() runs
+
+
 # ---- measuring ----------------------------------------------------------------------------------
 
 def time_cpu_bfs(n: int, seed: int = 3) -> list[dict]:
@@ -100,29 +103,38 @@ def time_cpu_bfs(n: int, seed: int = 3) -> list[dict]:
 def measure(kernels: dict, n: int = SPEED_SIZE, repeats: int = 5, seed: int = 13) -> list[dict]:
     """Time each BFS on an R-MAT graph of n = 2^k vertices (16 edges each), from a hub, 256
     threads a block. ``kernels`` maps a label to (kind, kernel) with kind "push", "pull" (the
-    kernel gets the transposed graph) or "frontier". Rows: label, ms, launches, GTEPS (traversed
+    kernel gets the transposed graph), "edge" (the graph as an edge list, one thread per edge),
+    "frontier" or "private" (a frontier kernel, privatized or not: the same loop). Rows: label, ms, launches, GTEPS (traversed
     edges per second, Graph500's count), GB/s (the graph read once and the levels written once:
     the least a BFS moves), right (bool)."""
     from autograder.machine import timing
     from autograder.problems.ch15.references import transpose
+    for label, (kind, _) in kernels.items():
+        if kind not in KINDS:
+            raise ValueError(f"{label}: kind {kind!r} is not one of {', '.join(KINDS)}")
     timing.require_gpu("Timing the BFS kernels")
     from numba import cuda as numba_cuda
     graph = speed_graph(np.random.default_rng(seed), n)
     expected = bfs_levels(graph["row_ptr"], graph["col"], graph["source"])
     edges = traversed_edges(graph["row_ptr"], graph["col"], expected)
     d_ptr, d_col = numba_cuda.to_device(graph["row_ptr"]), numba_cuda.to_device(graph["col"])
-    d_in = None
+    d_in = d_edges = None
     d_levels = numba_cuda.device_array(n, np.int32)
     rows = []
     for label, (kind, kernel) in kernels.items():
         if kind == "pull" and d_in is None:
             in_ptr, in_col = transpose(graph["row_ptr"], graph["col"])
             d_in = (numba_cuda.to_device(in_ptr), numba_cuda.to_device(in_col))
+        if kind == "edge" and d_edges is None:
+            d_edges = tuple(numba_cuda.to_device(a) for a in edge_list(graph["row_ptr"],
+                                                                       graph["col"]))
         launches = []
 
         def run(i, kind=kind, kernel=kernel):
-            if kind == "frontier":
+            if kind in ("frontier", "private"):
                 launches.append(bfs_frontier(kernel, d_ptr, d_col, d_levels, graph["source"]))
+            elif kind == "edge":
+                launches.append(bfs_by_edges(kernel, *d_edges, d_levels, graph["source"]))
             else:
                 ptr, col = (d_ptr, d_col) if kind == "push" else d_in
                 launches.append(bfs_by_levels(kernel, ptr, col, d_levels, graph["source"]))

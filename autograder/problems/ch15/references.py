@@ -6,11 +6,13 @@ loops that launch a BFS one level per launch.
 
 Vertices are numbered 0 .. n − 1; a graph is ``row_ptr`` (int32, n + 1 entries) and ``col``
 (int32, one entry per edge): the out-neighbours of ``v`` are ``col[row_ptr[v] : row_ptr[v + 1]]``.
-Levels are int32, −1 for a vertex the source does not reach."""
+The edge-centric BFS takes the same edges as a list (COO): ``src`` and ``dst``, edge ``e`` going
+from ``src[e]`` to ``dst[e]``. Levels are int32, −1 for a vertex the source does not reach."""
 
 from __future__ import annotations
 
 import contextlib
+import threading
 
 import numpy as np
 
@@ -25,6 +27,8 @@ UNVISITED = -1
 RMAT_ABC = (0.57, 0.19, 0.19)          # Graph500's initiator probabilities (d = 0.05)
 SENTINEL = np.iinfo(np.int32).max      # a frontier slot no thread wrote (checks)
 CHECK_FRONTIERS_UP_TO = 1 << 16
+BLOCK_QUEUE = 128                      # the course's block queue (vertices)
+MIN_BLOCK_QUEUE = 64                   # the least a privatized queue is assumed to hold (checks)
 
 
 def _cdiv(a: int, b: int) -> int:
@@ -76,6 +80,13 @@ def to_csr(n: int, src, dst):
     row_ptr = np.zeros(n + 1, np.int64)
     np.cumsum(np.bincount(key // max(1, n), minlength=n), out=row_ptr[1:])
     return row_ptr.astype(INDEX), (key % max(1, n)).astype(INDEX)
+
+
+def edge_list(row_ptr, col):
+    """The edges of a CSR graph as a list (COO): (src, dst), int32, in CSR order."""
+    n = len(row_ptr) - 1
+    src = np.repeat(np.arange(n, dtype=np.int64), np.diff(np.asarray(row_ptr, np.int64)))
+    return src.astype(INDEX), np.asarray(col).astype(INDEX)
 
 
 def transpose(row_ptr, col):
@@ -232,7 +243,51 @@ def _bfs_kernels() -> dict:
                     slot = cuda.atomic.add(next_size, 0, 1)
                     next_frontier[slot] = u
 
-    return dict(push=push_reference, pull=pull_reference, frontier=frontier_reference)
+    @cuda.jit
+    def edge_reference(src, dst, levels, level, changed):
+        # One thread per edge: an edge from a vertex of this level to an unvisited vertex labels
+        # it. Several edges may store the same level + 1 in one vertex: benign, as in push.
+        e = cuda.grid(1)
+        if e < src.size and levels[src[e]] == level:
+            u = dst[e]
+            if levels[u] == UNV:
+                levels[u] = level + 1
+                changed[0] = 1
+
+    @cuda.jit
+    def private_reference(row_ptr, col, levels, frontier, next_frontier, next_size, level):
+        # The frontier kernel with a queue per block in shared memory: appends take a slot of
+        # the block's queue (a shared atomic); a full block queue sends the vertex straight to
+        # the global one. Then one global atomic reserves room for the whole block, and the
+        # block's threads copy its queue there.
+        b_queue = cuda.shared.array(BLOCK_QUEUE, int32)
+        b_count = cuda.shared.array(1, int32)
+        b_start = cuda.shared.array(1, int32)
+        t = cuda.threadIdx.x
+        if t == 0:
+            b_count[0] = 0
+        cuda.syncthreads()
+        i = cuda.grid(1)
+        if i < frontier.size:
+            v = frontier[i]
+            for e in range(row_ptr[v], row_ptr[v + 1]):
+                u = col[e]
+                if cuda.atomic.cas(levels, u, UNV, level + 1) == UNV:
+                    k = cuda.atomic.add(b_count, 0, 1)
+                    if k < BLOCK_QUEUE:
+                        b_queue[k] = u
+                    else:                                   # the block's queue is full
+                        next_frontier[cuda.atomic.add(next_size, 0, 1)] = u
+        cuda.syncthreads()
+        if t == 0:
+            b_count[0] = min(b_count[0], BLOCK_QUEUE)
+            b_start[0] = cuda.atomic.add(next_size, 0, b_count[0])
+        cuda.syncthreads()
+        for k in range(t, b_count[0], cuda.blockDim.x):
+            next_frontier[b_start[0] + k] = b_queue[k]
+
+    return dict(push=push_reference, pull=pull_reference, frontier=frontier_reference,
+                edge=edge_reference, private=private_reference)
 
 
 def reference_push():
@@ -245,6 +300,14 @@ def reference_pull():
 
 def reference_frontier():
     return _bfs_kernels()["frontier"]
+
+
+def reference_edge():
+    return _bfs_kernels()["edge"]
+
+
+def reference_private():
+    return _bfs_kernels()["private"]
 
 
 @_kernels.lazy
@@ -264,7 +327,9 @@ class FrontierError(RuntimeError):
     """The frontier a launch built is not the set of vertices it labelled."""
 
 
-_state = {"checking": False}      # True while a correctness check runs (not a timed call)
+# checking: a correctness check runs (not a timed call); private: its exercise asks for a
+# privatized frontier
+_state = {"checking": False, "private": False}
 
 
 @contextlib.contextmanager
@@ -301,25 +366,37 @@ def _flag():
     return numba_cuda.to_device(np.zeros(1, INDEX))
 
 
+def _level_loop(kernel, a, b, levels, source: int, threads: int, items: int) -> int:
+    n = levels.shape[0]
+    start_levels(levels, source)
+    changed = _flag()
+    zero = np.zeros(1, INDEX)
+    blocks = max(1, _cdiv(items, threads))
+    launches = 0
+    for level in range(max(1, n)):      # a BFS has at most n − 1 levels past the source's
+        changed.copy_to_device(zero)
+        kernel[blocks, threads](a, b, levels, level, changed)
+        launches += 1
+        if int(changed.copy_to_host()[0]) == 0:
+            break
+    return launches
+
+
 def bfs_by_levels(kernel, graph_ptr, graph_col, levels, source: int, threads: int = 256) -> int:
     """A vertex-centric BFS (push or pull: the kernel decides which arrays ``graph_ptr`` and
     ``graph_col`` are): levels set to −1 and the source's to 0, then for level = 0, 1, 2, …:
     ``changed`` set to 0, one launch of ``ceil(n / threads)`` blocks of ``threads``,
     ``kernel[blocks, threads](graph_ptr, graph_col, levels, level, changed)``, and stop when the
     launch labelled nothing (``changed[0]`` still 0). Returns the number of launches."""
-    n = levels.shape[0]
-    start_levels(levels, source)
-    changed = _flag()
-    zero = np.zeros(1, INDEX)
-    blocks = _cdiv(n, threads)
-    launches = 0
-    for level in range(max(1, n)):      # a BFS has at most n − 1 levels past the source's
-        changed.copy_to_device(zero)
-        kernel[blocks, threads](graph_ptr, graph_col, levels, level, changed)
-        launches += 1
-        if int(changed.copy_to_host()[0]) == 0:
-            break
-    return launches
+    return _level_loop(kernel, graph_ptr, graph_col, levels, source, threads, levels.shape[0])
+
+
+def bfs_by_edges(kernel, src, dst, levels, source: int, threads: int = 256) -> int:
+    """An edge-centric BFS: the same loop as :func:`bfs_by_levels`, one thread per edge: each
+    level is one launch of ``ceil(m / threads)`` blocks (m = ``src.size`` edges, at least one
+    block), ``kernel[blocks, threads](src, dst, levels, level, changed)``. Returns the number of
+    launches."""
+    return _level_loop(kernel, src, dst, levels, source, threads, int(src.shape[0]))
 
 
 FRONTIER_ADVICE = (
@@ -362,8 +439,7 @@ def _read_size(tail) -> int:
 
 def _check_frontier(levels, frontier, size: int, level: int) -> None:
     """Checks only: is the new frontier exactly the vertices this launch labelled, once each?"""
-    got = np.sort(np.asarray(frontier[:size].copy_to_host(), np.int64)) if size else \
-        np.zeros(0, np.int64)
+    got = np.sort(_host(frontier, size).astype(np.int64))
     lv = np.asarray(levels) if isinstance(levels, np.ndarray) else levels.copy_to_host()
     want = np.flatnonzero(lv == level + 1)
     if np.array_equal(got, want):
@@ -393,13 +469,96 @@ def _check_frontier(levels, frontier, size: int, level: int) -> None:
         "(from -1 to level + 1)")
 
 
+class NotPrivatized(RuntimeError):
+    """CPU mode, the privatized frontier's checks: a block appended its vertices through the
+    global tail one by one instead of reserving room for all of them at once."""
+
+
+@contextlib.contextmanager
+def privatized():
+    """Inside (with :func:`checking`, in CPU mode): the frontier loop watches who updates
+    ``next_size`` and who fills which slot of the next frontier, launch by launch, and raises
+    :class:`NotPrivatized` when a block made more updates of ``next_size`` than a block queue in
+    shared memory needs (:func:`check_privatized`)."""
+    _state["private"] = True
+    try:
+        yield
+    finally:
+        _state["private"] = False
+
+
+class _Watched:
+    """Mixed into an array's class: every store by a simulated thread is logged as (role, index,
+    block). The log lives on the class, because the simulator copies a kernel's array arguments
+    into new arrays of the same type."""
+
+    _aag_watch: tuple | None = None
+
+    def __setitem__(self, key, value):
+        watch = type(self)._aag_watch
+        block = getattr(threading.current_thread(), "blockIdx", None)
+        if watch is not None and block is not None:
+            watch[0].append((watch[1], key, tuple(block)))     # list.append: atomic under the GIL
+        super().__setitem__(key, value)
+
+
+def _watched(array: np.ndarray, log: list, role: str) -> np.ndarray:
+    cls = type(f"Watched_{role}", (_Watched, type(array)), {"_aag_watch": (log, role)})
+    return array.view(cls)
+
+
+def _slot(key) -> int | None:
+    if isinstance(key, tuple) and len(key) == 1:
+        key = key[0]
+    try:
+        return int(np.asarray(key).item()) if np.ndim(key) == 0 else None
+    except (TypeError, ValueError):
+        return None
+
+
+def check_privatized(log: list, size: int, level: int) -> None:
+    """Raise :class:`NotPrivatized` unless every block of the launch that built a frontier of
+    ``size`` vertices updated ``next_size`` at most once, plus once per vertex past the first
+    :data:`MIN_BLOCK_QUEUE` it appended (a full block queue sends the rest one by one). A block's
+    appended vertices are the slots below ``size`` whose last store was its own."""
+    tail: dict = {}
+    last: dict = {}
+    for role, key, block in log:
+        if role == "tail":
+            tail[block] = tail.get(block, 0) + 1
+        else:
+            slot = _slot(key)
+            if slot is not None:
+                last[slot] = block
+    appended: dict = {}
+    for slot, block in last.items():
+        if 0 <= slot < size:
+            appended[block] = appended.get(block, 0) + 1
+    for block in sorted(tail):
+        count, mine = tail[block], appended.get(block, 0)
+        allowed = 1 + max(0, mine - MIN_BLOCK_QUEUE)
+        if count > allowed:
+            which = str(block[0]) if not any(block[1:]) else ", ".join(map(str, block))
+            each = " (one per vertex)" if count >= mine else ""
+            raise NotPrivatized(
+                "this exercise asks for a privatized frontier, and this kernel is not: in the "
+                f"launch for level {level}, block {which} appended {mine} "
+                f"vertices with {count} atomic updates of next_size{each}; a block queue in "
+                f"shared memory needs at most {allowed} (one to reserve the block's room, plus "
+                f"one per vertex past the first {MIN_BLOCK_QUEUE} if the queue overflows)")
+
+
 _kept: dict = {}       # GPU: the two queues of the latest capacity, kept between calls
 
 
-def _queues(cap: int, checking: bool):
+def _queues(cap: int, checking: bool, log: list | None = None):
     """Two int32 queues of ``cap`` slots: filled with SENTINEL for a check; on a GPU, for a
-    timed call, the same two arrays every time (allocating 2 × 268 MB per call would be timed)."""
+    timed call, the same two arrays every time (allocating 2 × 268 MB per call would be timed).
+    With a ``log`` (CPU mode, privatization checked): host arrays whose stores are logged."""
     from numba import cuda as numba_cuda
+    if log is not None:
+        return (_watched(np.full(cap, SENTINEL, INDEX), log, "slot"),
+                _watched(np.full(cap, SENTINEL, INDEX), log, "slot"))
     if checking or not device.current().is_gpu:
         return (numba_cuda.to_device(np.full(cap, SENTINEL, INDEX)),
                 numba_cuda.to_device(np.full(cap, SENTINEL, INDEX)))
@@ -408,6 +567,21 @@ def _queues(cap: int, checking: bool):
         _kept.update(cap=cap, queues=(numba_cuda.device_array(cap, INDEX),
                                       numba_cuda.device_array(cap, INDEX)))
     return _kept["queues"]
+
+
+def _put(queue, values) -> None:
+    """Copy ``values`` into the start of a queue (a device array, or a host array in CPU mode)."""
+    values = np.asarray(values, INDEX)
+    if isinstance(queue, np.ndarray):
+        np.copyto(np.asarray(queue)[:values.size], values)
+    else:
+        queue[:values.size].copy_to_device(values)
+
+
+def _host(queue, size: int) -> np.ndarray:
+    if isinstance(queue, np.ndarray):
+        return np.array(np.asarray(queue)[:size])
+    return queue[:size].copy_to_host() if size else np.zeros(0, INDEX)
 
 
 def bfs_frontier(kernel, row_ptr, col, levels, source: int, threads: int = 256) -> int:
@@ -424,15 +598,19 @@ def bfs_frontier(kernel, row_ptr, col, levels, source: int, threads: int = 256) 
     # Checks build and compare every frontier on the host: on graphs of up to 2^16 vertices (CPU
     # mode's, and a GPU's small cases); larger ones are checked by their levels alone.
     checking = _state["checking"] and n <= CHECK_FRONTIERS_UP_TO
+    log = [] if checking and _state["private"] and not device.current().is_gpu else None
     cap = max(1, m)
-    current, nxt = _queues(cap, checking)
-    current[0:1].copy_to_device(np.array([source], INDEX))
+    current, nxt = _queues(cap, checking, log)
+    _put(current, [source])
     size, level, launches = 1, 0, 0
     fill = np.full(cap, SENTINEL, INDEX) if checking else None
     while size > 0 and level < max(1, n):
         tail = _tail()
+        if log is not None:
+            tail = _watched(tail, log, "tail")
+            log.clear()
         if checking:
-            nxt.copy_to_device(fill)
+            _put(nxt, fill)
         kernel[_cdiv(size, threads), threads](row_ptr, col, levels, current[:size], nxt, tail,
                                               level)
         launches += 1
@@ -443,6 +621,8 @@ def bfs_frontier(kernel, row_ptr, col, levels, source: int, threads: int = 256) 
                 f"{m} edges: a vertex was added more than once (or the size counted wrong)")
         if checking:
             _check_frontier(levels, nxt, size, level)
+        if log is not None:
+            check_privatized(log, size, level)
         current, nxt = nxt, current
         level += 1
     return launches
@@ -454,3 +634,7 @@ def reference_bfs_push(row_ptr, col, levels, source, threads=256):
 
 def reference_bfs_frontier(row_ptr, col, levels, source, threads=256):
     return bfs_frontier(reference_frontier(), row_ptr, col, levels, source, threads)
+
+
+def reference_bfs_edges(src, dst, levels, source, threads=256):
+    return bfs_by_edges(reference_edge(), src, dst, levels, source, threads)

@@ -1,4 +1,5 @@
-"""Chapter 15's graded exercises (15.1 - 15.3): the graphs a check makes, BFS levels on the host as
+"""Chapter 15's graded exercises (15.1 - 15.5: push, pull, edge-centric, frontier queue,
+privatized frontier): the graphs a check makes, BFS levels on the host as
 the spec, how the checks launch a learner's kernel (the course's loop, one launch per level), the
 CPU baselines, the verdicts that say what a wrong BFS usually means, and the :class:`Problem`
 objects."""
@@ -12,8 +13,9 @@ import numpy as np
 from autograder.core.checks import Verdict
 from autograder.grading.problem import Baseline, Problem, SpeedBar, Sizes
 from autograder.problems.ch15 import references as refs
-from autograder.problems.ch15.references import (INDEX, UNVISITED, bfs_by_levels, bfs_frontier,
-                                                 bfs_levels, grid_edges, hub_source,
+from autograder.problems.ch15.references import (INDEX, MIN_BLOCK_QUEUE, UNVISITED,
+                                                 bfs_by_edges, bfs_by_levels, bfs_frontier,
+                                                 bfs_levels, edge_list, grid_edges, hub_source,
                                                  neighbours_of, rmat_graph, to_csr,
                                                  transpose)
 from autograder.problems.kit import njit_on_first_call
@@ -26,16 +28,25 @@ SPEED_EDGE_FACTOR = 16
 KINDS = ("rmat", "grid", "messy", "sink")
 KIND_LABELS = {"rmat": "R-MAT graph", "grid": "2-D grid, some streets missing",
                "messy": "R-MAT with self-loops and duplicate edges",
-               "sink": "R-MAT, every out-neighbour of the source a dead end"}
+               "sink": "R-MAT, every out-neighbour of the source a dead end",
+               "star": "a star: the source's one thread appends every other vertex in one "
+                       "launch, more than a block queue holds"}
+STAR_SIZES = (150, 601, 2001)   # the privatized frontier's stars (CPU visible and hidden; GPU)
 
 
 def kind_of(n: int) -> str:
     """The graph a case of n vertices gets: fixed by the size, so a verdict can name it."""
+    if int(n) in STAR_SIZES:
+        return "star"
     return KINDS[int(n) % len(KINDS)]
 
 
 def _label(n) -> str:
     return f"n = {int(n)} vertices ({KIND_LABELS[kind_of(n)]})"
+
+
+def _edge_label(n) -> str:
+    return f"n = {int(n)} vertices, as an edge list ({KIND_LABELS[kind_of(n)]})"
 
 
 # ---- the graphs of the checks ---------------------------------------------------------------------
@@ -47,6 +58,15 @@ def check_graph(rng: np.random.Generator, n: int, kind: str | None = None):
     search stops after one level, most vertices unreachable)."""
     n = int(n)
     kind = kind or kind_of(n)
+    if kind == "star":
+        # The source (a vertex drawn at random) joined to every vertex, over a sparse R-MAT
+        # graph whose edges all lead to vertices the star labels first.
+        row_ptr, col = rmat_graph(rng, n, 2)
+        source = int(rng.integers(n))
+        src = np.repeat(np.arange(n, dtype=np.int64), np.diff(row_ptr.astype(np.int64)))
+        everyone = np.arange(n, dtype=np.int64)
+        return reaching_graph(n, np.concatenate([src, np.full(n, source)]),
+                              np.concatenate([col.astype(np.int64), everyone]), source)
     if kind == "grid":
         src, dst = grid_edges(rng, n)
         return reaching_graph(n, src, dst, 0)
@@ -87,12 +107,30 @@ def _pull_inputs(rng, n):
     return {"in_ptr": in_ptr, "in_col": in_col, "source": int(source)}
 
 
+def _edge_inputs(rng, n):
+    """The case's graph as an edge list (COO), with one to three of its edges doubled (so that
+    the edge count is rarely a multiple of the block size: an R-MAT graph has 8 per vertex), in
+    a random order."""
+    row_ptr, col, source = check_graph(rng, n)
+    src, dst = edge_list(row_ptr, col)
+    if src.size:
+        again = rng.integers(src.size, size=int(rng.integers(1, 4)))
+        src, dst = np.concatenate([src, src[again]]), np.concatenate([dst, dst[again]])
+    order = rng.permutation(src.size)
+    return {"src": src[order], "dst": dst[order], "source": int(source), "n": int(n)}
+
+
 def _levels_spec(row_ptr, col, source, blocks=0, threads=0):
     return {"levels": bfs_levels(row_ptr, col, int(source)).astype(np.float64)}
 
 
 def _pull_spec(in_ptr, in_col, source, blocks=0, threads=0):
     row_ptr, col = transpose(in_ptr, in_col)         # the transpose of the transpose
+    return _levels_spec(row_ptr, col, source)
+
+
+def _edge_spec(src, dst, source, n, blocks=0, threads=0):
+    row_ptr, col = to_csr(int(n), src, dst)
     return _levels_spec(row_ptr, col, source)
 
 
@@ -121,6 +159,15 @@ def _push_must_read(case):
     return {"row_ptr": row, "col": edges}
 
 
+def _edge_must_read(case):
+    # Whichever end a thread looks at first: an edge whose src is reached has its dst read at
+    # src's level; an edge into a vertex never reached has its src read at every level. (An
+    # edge into a vertex labelled earlier in the same launch may skip its src.)
+    src, dst = case.inputs["src"], case.inputs["dst"]
+    levels = bfs_levels(*to_csr(int(case.inputs["n"]), src, dst), int(case.inputs["source"]))
+    return {"src": levels[dst] < 0, "dst": levels[src] >= 0}
+
+
 def _pull_must_read(case):
     # Every vertex but the source is unvisited at level 0 and reads its in_ptr entry; an
     # unvisited vertex stops at its first parent, so not every in-edge need be read.
@@ -141,12 +188,26 @@ FRONTIER_BOUNDS_HINT = ("a thread read past the end of the frontier: its size is
                         "around the whole body.")
 
 
+EDGE_BOUNDS_HINT = ("a thread read or wrote past the end of an array: the number of edges is not a "
+                    "multiple of the block size, so the last block has threads with no edge "
+                    "(e >= src.size). They must do nothing: `if e < src.size` around the whole "
+                    "body.")
+
+
 UNWRITTEN_HINT = ("a thread used a vertex number that no thread wrote: a frontier slot past the "
                   "ones filled, or a slot taken but never written. Thread i may read frontier[i] "
                   "only if i < frontier.size.")
 
 
-def diagnose_levels(case, got, spec) -> str:
+UNLABELLED = {
+    "csr": "does every vertex of the current level look at all of its edges (row_ptr[v] up to, "
+           "not including, row_ptr[v + 1])?",
+    "edges": "does every edge get a thread (one per edge, src.size of them), and does an edge "
+             "whose src is at the current level label its dst?",
+}
+
+
+def diagnose_levels(case, got, spec, form: str = "csr") -> str:
     expected = spec["levels"].astype(np.int64)
     got = np.asarray(got["levels"]).astype(np.int64)
     bad = np.flatnonzero(got != expected)
@@ -159,8 +220,7 @@ def diagnose_levels(case, got, spec) -> str:
                 f"level {g}: label only out-neighbours of vertices of the current level.")
     if exp >= 0 and g == UNVISITED:
         return (f"vertex {v} is at level {exp} (a shortest path of {exp} edges leads to it) but was "
-                "never labelled: does every vertex of the current level look at all of its edges "
-                "(row_ptr[v] up to, not including, row_ptr[v + 1])?")
+                f"never labelled: {UNLABELLED[form]}")
     if exp >= 0 and g > exp:
         return (f"vertex {v} is at level {exp} but ended at level {g}: a later level overwrote "
                 "it. Label only vertices that are still unvisited (level -1): that check is what "
@@ -179,6 +239,7 @@ class BfsProblem(Problem):
     which vertex is wrong and what that usually means."""
 
     bounds_hint = BOUNDS_HINT
+    form = "csr"
 
     def judge(self, case, outcome, show_inputs: bool = True) -> Verdict:
         verdict = super().judge(case, outcome, show_inputs=False)
@@ -191,13 +252,16 @@ class BfsProblem(Problem):
                                 else refs.FRONTIER_ADVICE) + "."
             elif "out of bounds" in error or "IndexError" in error:
                 verdict.hint = UNWRITTEN_HINT if "2147483647" in error else self.bounds_hint
+            elif "NotPrivatized" in error:
+                verdict.hint = PRIVATE_HINT
             elif "FrontierError" in error:
                 verdict.hint = ("the next frontier must hold every vertex this launch labelled, "
                                 "once each: the thread whose cuda.atomic.cas returned -1 appends "
                                 "it, at the slot cuda.atomic.add(next_size, 0, 1) returned.")
             return verdict
         if all(v is not None for v in outcome.outputs.values()):
-            hint = diagnose_levels(case, outcome.outputs, self.reference_values(case)[0])
+            hint = diagnose_levels(case, outcome.outputs, self.reference_values(case)[0],
+                                   self.form)
             if hint:
                 verdict.hint = hint
         return verdict
@@ -207,12 +271,50 @@ class BfsProblem(Problem):
         return 100.0 * float(case.thread_count) + 2000.0
 
 
+class EdgeProblem(BfsProblem):
+    """The edge-centric BFS: one thread per edge, so a case's work is its edges, not its
+    vertices."""
+
+    bounds_hint = EDGE_BOUNDS_HINT
+    form = "edges"
+
+    def simulated_threads(self, case) -> float:
+        edges = int(np.asarray(case.inputs["src"]).size)
+        return 100.0 * (_blocks(edges, case.threads) * float(case.threads)) + 2000.0
+
+
 class FrontierProblem(BfsProblem):
     bounds_hint = FRONTIER_BOUNDS_HINT
 
     def run_here(self, submission, case, forget_inputs: bool = False):
         with refs.checking():
             return super().run_here(submission, case, forget_inputs=forget_inputs)
+
+
+PRIVATE_HINT = (
+    "keep a queue per block in shared memory: a counter (cuda.shared.array(1, int32), zeroed by "
+    "one thread, then cuda.syncthreads()) that each claiming thread bumps with cuda.atomic.add "
+    "to get its slot in the block's queue; after a cuda.syncthreads(), one thread reserves room "
+    "for the whole block with a single cuda.atomic.add(next_size, 0, count) and, after another "
+    "barrier, the block's threads copy the queue to next_frontier from that start. A vertex that "
+    f"finds the block's queue full (make it hold at least {MIN_BLOCK_QUEUE}) goes to next_size "
+    "directly.")
+
+
+class PrivatizedFrontierProblem(FrontierProblem):
+    """The frontier queue privatized per block (PMPP §15.6). In CPU mode the checks also watch
+    ``next_size`` and the next frontier's slots, launch by launch: a block may update
+    ``next_size`` once, plus once per vertex it appended past the first
+    :data:`~references.MIN_BLOCK_QUEUE` (its queue's overflow), else
+    :class:`~references.NotPrivatized`. On a GPU only correctness is checked."""
+
+    def run_here(self, submission, case, forget_inputs: bool = False):
+        with refs.privatized():
+            return super().run_here(submission, case, forget_inputs=forget_inputs)
+
+    def simulated_threads(self, case) -> float:
+        # a star's one thread appends every vertex in one launch
+        return super().simulated_threads(case) + 20.0 * float(case.size)
 
 
 def _blocks(n, threads):
@@ -239,6 +341,11 @@ def _push_launch(kernel, inputs, outputs, case):
 def _pull_launch(kernel, inputs, outputs, case):
     bfs_by_levels(kernel, inputs["in_ptr"], inputs["in_col"], outputs["levels"],
                   int(inputs["source"]), int(case.threads))
+
+
+def _edge_launch(kernel, inputs, outputs, case):
+    bfs_by_edges(kernel, inputs["src"], inputs["dst"], outputs["levels"], int(inputs["source"]),
+                 int(case.threads))
 
 
 def _frontier_launch(kernel, inputs, outputs, case):
@@ -271,7 +378,26 @@ bfs_pull = BfsProblem(
 )
 
 
-# ---- 15.3 frontier queue, and the speed test ------------------------------------------------------
+# ---- 15.3 edge-centric -------------------------------------------------------------------------
+
+# One thread per edge, 8 edges a vertex: smaller graphs than 15.1's, the same kinds (60 R-MAT,
+# 49 a 7 x 7 grid, 38 self-loops and doubled edges, 27 a dead end one step from the source;
+# hidden: 2, 240 R-MAT (4 times the largest visible), 121 an 11 x 11 grid of 20 levels or more,
+# two random sizes).
+EDGE_CPU_SIZES = Sizes(visible=(60, 49, 38, 27), hidden=(2, 240, 121),
+                       hidden_random=(2, 30, 120))
+
+bfs_edge = EdgeProblem(
+    "bfs_edge",
+    title="BFS, edge-centric: one launch per level, one thread per edge of an edge list",
+    spec=_edge_spec, make_inputs=_edge_inputs, outputs=_levels_outputs, tolerance=_exact,
+    launch=_edge_launch, block_sizes=(32, 64), visible_block_size=32, blocks_for=_blocks,
+    cpu_sizes=EDGE_CPU_SIZES, gpu_sizes=GPU_SIZES, size_label=_edge_label,
+    must_read=_edge_must_read, reference=refs.reference_edge,
+)
+
+
+# ---- 15.4 frontier queue, and the speed test ------------------------------------------------------
 
 @functools.cache
 def _speed_edges():
@@ -420,6 +546,31 @@ bfs_frontier_queue = FrontierProblem(
     speed=SpeedBar(min_fraction_of_reference=0.5, baseline="serial", min_speedup=5.0),
 )
 
-__all__ = ["BASELINES", "EDGE_FACTOR", "KINDS", "SPEED_SIZE", "bfs_bytes", "bfs_frontier_queue",
-           "bfs_pull", "bfs_push", "check_graph", "diagnose_levels", "kind_of", "neighbours_of",
-           "speed_graph", "speed_sample", "traversed_edges"]
+
+# ---- 15.5 privatized frontier ----------------------------------------------------------------------
+
+# 15.4's kinds of graphs, the grids smaller (a launch with barriers costs the simulator more: 49
+# a 7 x 7 grid, hidden 121 an 11 x 11 one), and stars (150 vertices, hidden 601): the source's one
+# thread appends every other vertex in one launch, more than a block queue of 128 holds (and,
+# hidden, of 512), so the overflow path runs.
+PRIVATE_CPU_SIZES = Sizes(visible=(100, 49, 70, 35, STAR_SIZES[0]),
+                          hidden=(2, 400, 121, STAR_SIZES[1]), hidden_random=(2, 40, 120))
+PRIVATE_GPU_SIZES = Sizes(visible=GPU_SIZES.visible + (STAR_SIZES[0],),
+                          hidden=GPU_SIZES.hidden + (STAR_SIZES[2],),
+                          hidden_random=GPU_SIZES.hidden_random)
+
+bfs_frontier_private = PrivatizedFrontierProblem(
+    "bfs_frontier_private",
+    title="BFS with a privatized frontier: a queue per block in shared memory, one global "
+          "atomic per block",
+    spec=_levels_spec, make_inputs=_graph_inputs, outputs=_levels_outputs, tolerance=_exact,
+    launch=_frontier_launch, block_sizes=(32, 64), visible_block_size=32,
+    blocks_for=_blocks, cpu_sizes=PRIVATE_CPU_SIZES, gpu_sizes=PRIVATE_GPU_SIZES,
+    size_label=_label, must_read=_push_must_read, race_check_outputs=True,
+    reference=refs.reference_private,
+)
+
+__all__ = ["BASELINES", "EDGE_FACTOR", "KINDS", "SPEED_SIZE", "bfs_bytes", "bfs_edge",
+           "bfs_frontier_private", "bfs_frontier_queue", "bfs_pull", "bfs_push", "check_graph",
+           "diagnose_levels", "kind_of", "neighbours_of", "speed_graph", "speed_sample",
+           "traversed_edges"]
