@@ -1,8 +1,8 @@
-"""The "measure it" cells of chapters 13–15 run on the GPU with the course's kernels, recorded for
+"""The "measure it" cells of chapters 13–16 run on the GPU with the course's kernels, recorded for
 learners without one (``autograder/problems/chNN/h200_chNN_measure.json``, which those cells show
 in CPU mode), and ``ag.profile`` run on a kernel defined here, as a learner's notebook defines it.
 
-    python3 scripts/gpu-measure.py [--out DIR] [parts: ch13 ch14 ch15 profile]
+    python3 scripts/gpu-measure.py [--out DIR] [parts: ch13 ch14 ch15 ch16 profile]
 
 On the GPU machine through ``scripts/gpu-check measure``. Each part is timed with CUDA events
 after warm-up (the chapters' own ``measure``); one failing part does not stop the others."""
@@ -51,9 +51,18 @@ def ch14() -> list[dict]:
 
 def ch15() -> list[dict]:
     from autograder.problems import ch15 as c
-    return c.measure({"push (course)": ("push", c.reference_push()),
-                      "pull (course)": ("pull", c.reference_pull()),
-                      "frontier queue (course)": ("frontier", c.reference_frontier())})
+    kinds = {"push (course)": ("push", c.reference_push()),
+             "pull (course)": ("pull", c.reference_pull()),
+             "frontier queue (course)": ("frontier", c.reference_frontier())}
+    for kind, factory in (("edge", "reference_edge"), ("private", "reference_private")):
+        if hasattr(c, factory):
+            kinds[f"{kind} (course)"] = (kind, getattr(c, factory)())
+    return c.measure(kinds)
+
+
+def ch16() -> list[dict]:
+    from autograder.problems import ch16 as c
+    return c.measure(None)
 
 
 @cuda.jit
@@ -78,7 +87,7 @@ def profile() -> dict:
             "array_bytes": report.array_bytes, "metrics": report.metrics}
 
 
-PARTS = {"ch13": ch13, "ch14": ch14, "ch15": ch15, "profile": profile}
+PARTS = {"ch13": ch13, "ch14": ch14, "ch15": ch15, "ch16": ch16, "profile": profile}
 
 
 def main() -> int:
