@@ -1,6 +1,8 @@
-"""The "measure it" cells of chapters 13–16 run on the GPU with the course's kernels, recorded for
-learners without one (``autograder/problems/chNN/h200_chNN_measure.json``, which those cells show
-in CPU mode), and ``ag.profile`` run on a kernel defined here, as a learner's notebook defines it.
+"""The "measure it" cells of chapters 13–16 run on the GPU with the course's kernels, and
+``ag.profile`` run on a kernel defined here, as a learner's notebook defines it. Every row goes to
+``$OUT/measure_chNN.json``; each cell's picture is recorded (``ag.experiments.steps`` with
+``AAG_RECORD``) as ``$OUT/record/h200_chNN_measure.json``, to be copied into the chapter's folder,
+where the cell shows it to learners without a GPU.
 
     python3 scripts/gpu-measure.py [--out DIR] [parts: ch13 ch14 ch15 ch16 profile]
 
@@ -41,26 +43,35 @@ def ch13() -> list[dict]:
     sorts = {"radix sort (course)": c.reference_radix_sort(),
              "merge sort (course)": lambda k, v, ok, ov, threads: c.merge_sort(k, v, ok, ov,
                                                                                 threads=threads)}
-    return c.measure(sorts, repeats=10) + c.time_cpu_sorts(1 << 22)
+    rows = c.measure(sorts, repeats=10)
+    ag.experiments.steps(**c.chart(rows))
+    return rows + c.time_cpu_sorts(1 << 22)
 
 
 def ch14() -> list[dict]:
     from autograder.problems import ch14 as c
-    return c.measure(None)
+    rows = c.measure(None)
+    ag.experiments.steps(**c.chart(rows))
+    return rows
 
 
 def ch15() -> list[dict]:
     from autograder.problems import ch15 as c
-    return c.measure({"push (course)": ("push", c.reference_push()),
+    rows = c.measure({"push (course)": ("push", c.reference_push()),
                       "pull (course)": ("pull", c.reference_pull()),
                       "edge (course)": ("edge", c.reference_edge()),
                       "frontier queue (course)": ("frontier", c.reference_frontier()),
-                      "private (course)": ("private", c.reference_private())})
+                      "privatized frontier (course)": ("private", c.reference_private())})
+    copy = ag.timing.copy_ceiling(c.bfs_bytes(c.SPEED_SIZE))
+    ag.experiments.steps(**c.chart(rows, copy_ms=copy.median_ms))
+    return rows
 
 
 def ch16() -> list[dict]:
     from autograder.problems import ch16 as c
-    return c.measure(None)
+    rows = c.measure(None)
+    ag.experiments.steps(**c.chart(rows))
+    return rows
 
 
 @cuda.jit
@@ -95,6 +106,7 @@ def main() -> int:
     args = ap.parse_args()
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
+    os.environ["AAG_RECORD"] = str(out / "record")     # ag.experiments.steps writes the pictures
     facts = _facts()
     for part in args.parts:
         start = time.monotonic()
@@ -104,7 +116,7 @@ def main() -> int:
             traceback.print_exc()
             rows = {"failed": f"{type(exc).__name__}: {exc}"}
         seconds = time.monotonic() - start
-        name = f"h200_{part}_measure.json" if part.startswith("ch") else f"{part}.json"
+        name = f"measure_{part}.json" if part.startswith("ch") else f"{part}.json"
         (out / name).write_text(json.dumps({**facts, "seconds": round(seconds, 1), "rows": rows},
                                            indent=1, default=str))
         print(f"== {part} ({seconds:.1f} s)")

@@ -272,9 +272,34 @@ def test_every_measuring_cell_has_its_recorded_h200_run(repo_root):
     names = set()
     from pathlib import Path
     for path in sorted((Path(repo_root) / "source").glob("ch*/ch*.py")):
-        names |= set(re.findall(r'ag\.experiments\.steps\("([a-z0-9_]+)"\)', path.read_text()))
+        text = path.read_text()
+        names |= set(re.findall(r'ag\.experiments\.steps\("([a-z0-9_]+)"\)', text))
+        # A chapter whose cell names its picture through its package: steps(**chNN.chart())
+        names |= {getattr(ag.problems, chapter).chart()["name"] for chapter in
+                  re.findall(r'ag\.experiments\.steps\(\*\*(ch\d\d[a-z]?)\.chart\(\)\)', text)}
     assert names, "no chapter draws a recorded measurement"
+    assert {"ch13_measure", "ch14_measure", "ch15_measure", "ch16_measure"} <= names
     for name in sorted(names):
         kept = ag.experiments.recorded(f"h200_{name}")
         assert "H200" in kept["device"] and kept["versions"]["numba-cuda"], name
         assert len(kept["rows"]) >= 2 and all(r["ms"] > 0 for r in kept["rows"]), name
+
+
+@pytest.mark.parametrize("chapter", ["ch13", "ch14", "ch15", "ch16"])
+def test_a_recorded_chart_is_what_the_cell_would_draw_from_those_rows(chapter):
+    """The course's H200 run of a chapter's measuring cell, drawn in CPU mode, has the bars and the
+    vendor's line that the cell's own ``chart`` makes of the same rows on a GPU: a label renamed
+    since the recording would lose its vendor line or a bar."""
+    c = getattr(ag.problems, chapter)
+    name = c.chart()["name"]
+    kept = ag.experiments.recorded(f"h200_{name}")
+    rows = kept["rows"] + kept["reference"]          # as measure() returned them
+    live = c.chart([r for r in rows if r["label"] != "copy of the least bytes a BFS moves"],
+                   **({"copy_ms": kept["reference"][0]["ms"]} if chapter == "ch15" else {}))
+    drawn, again = ag.experiments.steps(**c.chart()), ag.experiments.steps(**live)
+    assert [p.get_height() for p in drawn.axes.patches] == [
+        p.get_height() for p in again.axes.patches] != []
+    assert [line.get_ydata()[0] for line in drawn.axes.get_lines()] == [
+        line.get_ydata()[0] for line in again.axes.get_lines()]
+    assert len(drawn.axes.get_lines()) == len(kept["reference"]) >= 1
+    assert all(r["right"] for r in kept["rows"] + kept["reference"] if "right" in r)

@@ -277,14 +277,22 @@ def kept(name: str, key: str, measure: Callable[[], Any], load: Callable[[Any], 
     return load(value)
 
 
+CPU_TIMING_SECONDS = 15.0   # what the timed runs of one CPU baseline may take together, about
+
+
 def time_cpu(label: str, fn: Callable[[], None], repeats: int = 5, nbytes: int = 0, flops: int = 0,
              cache_key: str | None = None) -> Stats:
-    """Median wall time of ``fn()`` after one warm-up (which also JIT-compiles Numba baselines).
-    With ``cache_key``, a result measured earlier on this machine is reused."""
+    """Median wall time of ``fn()`` after one warm-up (which also JIT-compiles Numba baselines):
+    ``repeats`` runs, fewer (at least one) where the warm-up says they would take more than about
+    :data:`CPU_TIMING_SECONDS` (a serial loop over 2^28 values takes seconds a run, and varies
+    little from run to run). With ``cache_key``, a result measured earlier on this machine is
+    reused."""
     def measure() -> Stats:
+        t0 = time.perf_counter()
         fn()
+        warm = time.perf_counter() - t0
         times = []
-        for _ in range(repeats):
+        for _ in range(max(1, min(repeats, int(CPU_TIMING_SECONDS / max(warm, 1e-9))))):
             t0 = time.perf_counter()
             fn()
             times.append((time.perf_counter() - t0) * 1e3)

@@ -490,7 +490,8 @@ predicted_ms = radix_time_bound(big, 4, 256, ch13.BANDWIDTH) * 1e3
 # radix sort, keys only: it moves half the bytes); and, where the `cuda-cccl` package is installed,
 # `cuda.compute`'s radix sort of the pairs. Each result is checked at 4096 positions. It prints the
 # time, the bandwidth for 16 bytes per pair, and the model's floor for your sort (4 bits, tiles of
-# 256). In CPU mode it says it needs a GPU.
+# 256), then draws the times. In CPU mode it says it needs a GPU and draws what the course's
+# kernels took on an H200 instead.
 
 # %%
 sorts = {"radix sort (yours)": radix_sort, "radix sort (course)": ch13.reference_radix_sort()}
@@ -504,9 +505,12 @@ try:
         print(f"{r['label']:40s} {r['ms']:8.3f}ms {r['gbps']:7.0f} {r['right']}")
     for r in cpu_rows:
         print(f"CPU: {r['label'][:40]:40s} {r['gbps']:12.2f} GB/s (measured above, {cpu_n:,} pairs)")
+    ag.experiments.steps(**ch13.chart(rows)).show()
 except ag.timing.NeedsGPU as why:
     print(why)
     print(f"\nYour model's floor for the course's sort of 2^28 pairs: {predicted_ms:.3f} ms")
+    print("What the course measured on an H200 with its own kernels (bars), CUB's sort (lines):")
+    ag.experiments.steps(**ch13.chart()).show()
 
 # %% [markdown]
 # ## Merge sort: chapter 12's merge, runs doubling in length

@@ -18,7 +18,7 @@ Files: ``specs.py`` the graded exercises (keys, spec, launches, baselines, verdi
 the merge sort, the vendor), ``notebook.py`` what the notebook's other cells call.
 """
 
-from autograder.problems.ch13.notebook import (merge_sort_check, measure, plot_pass,
+from autograder.problems.ch13.notebook import (chart, measure, merge_sort_check, plot_pass,
                                                time_cpu_sorts)
 from autograder.problems.ch13.references import (DIGITS, KEY_BITS, MAX_THREADS, RADIX_BITS,
                                                  exclusive_scan, merge_pass_kernel, merge_sort,
@@ -30,11 +30,10 @@ from autograder.problems.ch13.specs import (BANDWIDTH, KINDS, SPEED_SIZE, digits
                                             shift_of, stable_order, exclusive_scan_host)
 
 __all__ = ["BANDWIDTH", "DIGITS", "KEY_BITS", "KINDS", "MAX_THREADS", "PROBLEMS", "RADIX_BITS",
-           "SPEED_SIZE", "digits", "exclusive_scan", "exclusive_scan_host", "kind_of",
-           "local_sort_reference", "measure", "merge_pass_kernel", "merge_sort",
-           "merge_sort_check", "plot_pass", "radix_keys", "radix_local_sort", "radix_scatter",
-           "radix_sort", "radix_sort_with", "radix_time_bound", "reference_local_sort",
-           "reference_radix_sort", "reference_scatter", "shift_of", "stable_order",
-           "time_cpu_sorts"]
+           "SPEED_SIZE", "chart", "digits", "exclusive_scan", "exclusive_scan_host", "kind_of",
+           "local_sort_reference", "measure", "merge_pass_kernel", "merge_sort", "merge_sort_check",
+           "plot_pass", "radix_keys", "radix_local_sort", "radix_scatter", "radix_sort",
+           "radix_sort_with", "radix_time_bound", "reference_local_sort", "reference_radix_sort",
+           "reference_scatter", "shift_of", "stable_order", "time_cpu_sorts"]
 
 PROBLEMS = (radix_local_sort, radix_scatter, radix_sort, radix_time_bound)

@@ -87,14 +87,14 @@ def measure(sorts: dict, n: int = SPEED_SIZE, repeats: int = 10, seed: int = 13,
 
     def keys_only(i):
         result["k"] = cp.sort(c_keys)
-    stats = timing.time_gpu("cupy.sort (CUB radix sort, keys only)", keys_only, repeats=repeats,
+    stats = timing.time_gpu(VENDOR_SORTS[0], keys_only, repeats=repeats,
                             nbytes=8 * n)
-    rows.append({"label": "cupy.sort (CUB radix sort, keys only)", "ms": stats.median_ms,
+    rows.append({"label": VENDOR_SORTS[0], "ms": stats.median_ms,
                  "gbps": stats.gbps, "right": right(cp.asnumpy(result["k"]))})
     compute_sort = _cuda_compute_sort()
     if compute_sort is not None:
         out_k, out_v = cp.empty_like(c_keys), cp.empty_like(c_values)
-        label = "cuda.compute radix sort (pairs)"
+        label = VENDOR_SORTS[1]
         try:
             stats = timing.time_gpu(label, lambda i: compute_sort(c_keys, c_values, out_k, out_v),
                                     repeats=repeats, nbytes=nbytes)
@@ -182,3 +182,19 @@ def merge_sort_check(n: int = 203, seed: int = 4) -> dict:
     order = stable_order(keys)
     return {"n": n, "passes": passes, "sorted": bool(np.array_equal(got_k, keys[order])),
             "stable": bool(np.array_equal(got_v, values[order]))}
+
+
+CHART = "ch13_measure"      # the measuring cell's recorded picture: h200_ch13_measure.json here
+VENDOR_SORTS = ("cupy.sort (CUB radix sort, keys only)", "cuda.compute radix sort (pairs)")
+
+
+def chart(rows: list[dict] | None = None) -> dict:
+    """What the measuring cell draws (``ag.experiments.steps(**chart(rows))``): each sort of
+    :func:`measure` as a bar, the vendors' sorts (CUB) as lines. Without a GPU, ``chart()``
+    names the course's own run of it instead, recorded on the H200 (``h200_ch13_measure.json``
+    in this folder)."""
+    if rows is None:
+        return {"name": CHART}
+    labels = {r["label"] for r in rows}
+    return {"name": CHART, "rows": rows, "reference": [v for v in VENDOR_SORTS if v in labels] or None,
+            "title": f"Sorting {SPEED_SIZE:,} key-value pairs"}

@@ -24,7 +24,7 @@ verdicts), ``references.py`` the course's kernels and the vendor's SpMV, ``noteb
 notebook's other cells call.
 """
 
-from autograder.problems.ch14.notebook import (check_small, measure, plot_row_lengths,
+from autograder.problems.ch14.notebook import (chart, check_small, measure, plot_row_lengths,
                                                small_example, storage_table, time_cpu_spmv,
                                                width_table)
 from autograder.problems.ch14.references import (csr_vector_kernel, reference_coo,
@@ -39,15 +39,14 @@ from autograder.problems.ch14.specs import (BASELINES, KIND_LABELS, KINDS, SPEED
                                             spmv_coo, spmv_csr, spmv_csr_vector, spmv_ell,
                                             spmv_host, spmv_hybrid, spmv_jds, storage_bytes)
 
-__all__ = ["BASELINES", "KINDS", "KIND_LABELS", "PROBLEMS", "SPEED_ROWS", "check_small",
+__all__ = ["BASELINES", "KINDS", "KIND_LABELS", "PROBLEMS", "SPEED_ROWS", "chart", "check_small",
            "cols_of", "csr_to_coo", "csr_to_ell", "csr_to_hybrid", "csr_to_jds",
-           "csr_vector_kernel", "ell_rows", "hybrid_bytes", "hybrid_cost", "hybrid_width", "jds_rows",
-           "kind_of", "longest_row", "make_matrix", "measure", "plot_row_lengths",
-           "reference_coo", "reference_csr", "reference_ell", "reference_hybrid",
-           "reference_jds", "row_of_each", "row_tolerance", "run_coo", "run_hybrid",
-           "small_example", "speed_matrix", "spmv_coo", "spmv_csr", "spmv_csr_vector",
-           "spmv_ell", "spmv_host", "spmv_hybrid", "spmv_jds", "storage_bytes", "storage_table",
-           "time_cpu_spmv", "width_table"]
+           "csr_vector_kernel", "ell_rows", "hybrid_bytes", "hybrid_cost", "hybrid_width",
+           "jds_rows", "kind_of", "longest_row", "make_matrix", "measure", "plot_row_lengths",
+           "reference_coo", "reference_csr", "reference_ell", "reference_hybrid", "reference_jds",
+           "row_of_each", "row_tolerance", "run_coo", "run_hybrid", "small_example", "speed_matrix",
+           "spmv_coo", "spmv_csr", "spmv_csr_vector", "spmv_ell", "spmv_host", "spmv_hybrid",
+           "spmv_jds", "storage_bytes", "storage_table", "time_cpu_spmv", "width_table"]
 
 # The exercises: six SpMV kernels, and hybrid_width, a host function of the row lengths.
 PROBLEMS = (spmv_coo, spmv_csr, spmv_ell, spmv_jds, spmv_csr_vector, hybrid_width, spmv_hybrid)

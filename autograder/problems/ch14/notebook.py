@@ -215,7 +215,7 @@ def measure(kernels: dict | None = None, rows: int = SPEED_ROWS, repeats: int = 
         stats = timing.time_gpu("cuSPARSE", vendor, repeats=repeats,
                                 nbytes=sizes["csr"] + extra)
         got = cp.asnumpy(result["y"])[idx]
-        out.append({"matrix": label_kind, "label": "cupyx.scipy.sparse CSR @ x (cuSPARSE)",
+        out.append({"matrix": label_kind, "label": VENDOR_SPMV,
                     "ms": stats.median_ms, "gbps": stats.gbps,
                     "right": bool(np.all(np.abs(got - expected["y"]) <= tol["y"]))})
     return out
@@ -254,3 +254,20 @@ def check_small(kernel, fmt: str) -> tuple[np.ndarray, np.ndarray]:
                       cuda.to_device(j_val), x, y)
     expected, _, _ = spmv_host(row_of_each(m["row_ptr"]), m["col"], m["val"], m["x"], rows)
     return y.copy_to_host(), expected
+
+
+CHART = "ch14_measure"      # the measuring cell's recorded picture: h200_ch14_measure.json here
+VENDOR_SPMV = "cupyx.scipy.sparse CSR @ x (cuSPARSE)"
+
+
+def chart(rows: list[dict] | None = None) -> dict:
+    """What the measuring cell draws (``ag.experiments.steps(**chart(rows))``): the formats timed
+    on the speed test's matrix (the rows of :func:`measure` for the other matrices are in its
+    table), cuSPARSE as a line. Without a GPU, ``chart()`` names the course's own run of it
+    instead, recorded on the H200 (``h200_ch14_measure.json`` in this folder)."""
+    if rows is None:
+        return {"name": CHART}
+    mine = [r for r in rows if r.get("matrix") == "speed test's matrix"]
+    vendor = VENDOR_SPMV if any(r["label"] == VENDOR_SPMV for r in mine) else None
+    return {"name": CHART, "rows": mine, "reference": vendor,
+            "title": f"SpMV on the speed test's matrix, {SPEED_ROWS:,} rows"}

@@ -22,7 +22,7 @@ Files: ``specs.py`` the graded exercises (graphs, spec, launches, baselines, ver
 the notebook's other cells call.
 """
 
-from autograder.problems.ch15.notebook import (measure, plot_graph, plot_work, time_cpu_bfs)
+from autograder.problems.ch15.notebook import (chart, measure, plot_graph, plot_work, time_cpu_bfs)
 from autograder.problems.ch15.references import (BLOCK_QUEUE, MIN_BLOCK_QUEUE, RMAT_ABC,
                                                  UNVISITED, FrontierError, NotPrivatized,
                                                  bfs_by_edges, bfs_by_levels, bfs_frontier,
@@ -38,14 +38,14 @@ from autograder.problems.ch15.specs import (KINDS, SPEED_SIZE, bfs_bytes, bfs_ed
                                             bfs_push, check_graph, kind_of, speed_graph,
                                             traversed_edges)
 
-__all__ = ["BLOCK_QUEUE", "FrontierError", "KINDS", "MIN_BLOCK_QUEUE", "NotPrivatized",
-           "PROBLEMS", "RMAT_ABC", "SPEED_SIZE", "UNVISITED", "bfs_by_edges", "bfs_by_levels",
-           "bfs_bytes", "bfs_edge", "bfs_frontier", "bfs_frontier_private", "bfs_frontier_queue",
-           "bfs_levels", "bfs_levels_queue", "bfs_pull", "bfs_push", "check_graph", "edge_list",
+__all__ = ["BLOCK_QUEUE", "FrontierError", "KINDS", "MIN_BLOCK_QUEUE", "NotPrivatized", "PROBLEMS",
+           "RMAT_ABC", "SPEED_SIZE", "UNVISITED", "bfs_by_edges", "bfs_by_levels", "bfs_bytes",
+           "bfs_edge", "bfs_frontier", "bfs_frontier_private", "bfs_frontier_queue", "bfs_levels",
+           "bfs_levels_queue", "bfs_pull", "bfs_push", "chart", "check_graph", "edge_list",
            "grid_edges", "hub_source", "kind_of", "measure", "plot_graph", "plot_work",
-           "reference_bfs_edges", "reference_bfs_frontier", "reference_bfs_push",
-           "reference_edge", "reference_frontier", "reference_private", "reference_pull",
-           "reference_push", "rmat_edges", "rmat_graph", "speed_graph", "time_cpu_bfs", "to_csr",
-           "transpose", "traversed_edges", "work_per_level"]
+           "reference_bfs_edges", "reference_bfs_frontier", "reference_bfs_push", "reference_edge",
+           "reference_frontier", "reference_private", "reference_pull", "reference_push",
+           "rmat_edges", "rmat_graph", "speed_graph", "time_cpu_bfs", "to_csr", "transpose",
+           "traversed_edges", "work_per_level"]
 
 PROBLEMS = (bfs_push, bfs_pull, bfs_edge, bfs_frontier_queue, bfs_frontier_private)

@@ -143,3 +143,18 @@ def measure(kernels: dict, n: int = SPEED_SIZE, repeats: int = 5, seed: int = 13
                      "gteps": edges / stats.median_ms / 1e6, "gbps": stats.gbps,
                      "right": bool(np.array_equal(d_levels.copy_to_host(), expected))})
     return rows
+
+
+CHART = "ch15_measure"      # the measuring cell's recorded picture: h200_ch15_measure.json here
+
+
+def chart(rows: list[dict] | None = None, copy_ms: float | None = None) -> dict:
+    """What the measuring cell draws (``ag.experiments.steps(**chart(rows))``): each search of
+    :func:`measure` as a bar, and (``copy_ms``) a copy of the least bytes a BFS moves as a line.
+    Without a GPU, ``chart()`` names the course's own run of it instead, recorded on the H200
+    (``h200_ch15_measure.json`` in this folder)."""
+    if rows is None:
+        return {"name": CHART}
+    return {"name": CHART, "rows": rows,
+            "reference": ("copy of the least bytes a BFS moves", copy_ms) if copy_ms else None,
+            "title": f"BFS of an R-MAT graph, {SPEED_SIZE:,} vertices, 16 edges each"}

@@ -75,11 +75,15 @@ def grid_edges(rng: np.random.Generator, n: int, keep: float = 0.9):
 def to_csr(n: int, src, dst):
     """(row_ptr, col) of the directed edges src → dst, each vertex's neighbours in increasing
     order (duplicates kept)."""
-    key = np.asarray(src, np.int64) * max(1, n) + np.asarray(dst, np.int64)
+    src = np.asarray(src, np.int64)
+    key = src * max(1, n) + np.asarray(dst, np.int64)
     key.sort()                             # by source, then destination (one int64 sort)
+    counts = np.bincount(src, minlength=n)
     row_ptr = np.zeros(n + 1, np.int64)
-    np.cumsum(np.bincount(key // max(1, n), minlength=n), out=row_ptr[1:])
-    return row_ptr.astype(INDEX), (key % max(1, n)).astype(INDEX)
+    np.cumsum(counts, out=row_ptr[1:])
+    # The destination is what the key holds above its source: no 64-bit division over the edges.
+    key -= np.repeat(np.arange(n, dtype=np.int64) * max(1, n), counts)
+    return row_ptr.astype(INDEX), key.astype(INDEX)
 
 
 def edge_list(row_ptr, col):

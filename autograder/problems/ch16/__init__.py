@@ -22,7 +22,7 @@ Files: ``specs.py`` the graded exercises (shapes, spec, tolerances, launches, ba
 notebook's other cells call.
 """
 
-from autograder.problems.ch16.notebook import (check_small, measure, show_im2col,
+from autograder.problems.ch16.notebook import (chart, check_small, measure, show_im2col,
                                                small_layer, time_cpu_forward)
 from autograder.problems.ch16.references import (conv_by_im2col, course_gemm,
                                                  reference_conv_backward_input,
@@ -35,13 +35,12 @@ from autograder.problems.ch16.specs import (BASELINES, BLOCK_SHAPES, SPEED_BLOCK
                                             layer_dims, layer_flops, layer_tolerance, maxpool,
                                             maxpool_host, pool_input_shape)
 
-__all__ = ["BASELINES", "BLOCK_SHAPES", "PROBLEMS", "SPEED_BLOCK", "SPEED_LAYER", "check_small",
-           "conv_backward_input", "conv_backward_input_host", "conv_by_im2col",
-           "conv_forward", "conv_forward_host", "conv_layer_bound", "course_gemm",
-           "forward_sample", "im2col", "im2col_host", "layer_bytes", "layer_dims",
-           "layer_flops", "layer_tolerance", "maxpool", "maxpool_host", "measure",
-           "pool_input_shape", "reference_conv_backward_input", "reference_conv_forward",
-           "reference_im2col", "reference_maxpool", "show_im2col", "small_layer",
-           "time_cpu_forward", "unrolled_shape"]
+__all__ = ["BASELINES", "BLOCK_SHAPES", "PROBLEMS", "SPEED_BLOCK", "SPEED_LAYER", "chart",
+           "check_small", "conv_backward_input", "conv_backward_input_host", "conv_by_im2col",
+           "conv_forward", "conv_forward_host", "conv_layer_bound", "course_gemm", "forward_sample",
+           "im2col", "im2col_host", "layer_bytes", "layer_dims", "layer_flops", "layer_tolerance",
+           "maxpool", "maxpool_host", "measure", "pool_input_shape",
+           "reference_conv_backward_input", "reference_conv_forward", "reference_im2col",
+           "reference_maxpool", "show_im2col", "small_layer", "time_cpu_forward", "unrolled_shape"]
 
 PROBLEMS = (conv_forward, im2col, maxpool, conv_backward_input, conv_layer_bound)

@@ -196,7 +196,22 @@ def measure(kernels: dict | None = None, size=SPEED_LAYER, repeats: int = 20,
             raise ValueError(f"{label}: the kind is 'direct' or 'im2col', not {kind!r}")
     vendor = _torch_conv()
     if vendor is not None:
-        record("cuDNN through PyTorch (torch.nn.functional.conv2d)",
-               lambda i: vendor(dX, dW, Y))
+        record(VENDOR_CONV, lambda i: vendor(dX, dW, Y))
     return out
 
+
+CHART = "ch16_measure"      # the measuring cell's recorded picture: h200_ch16_measure.json here
+VENDOR_CONV = "cuDNN through PyTorch (torch.nn.functional.conv2d)"
+
+
+def chart(rows: list[dict] | None = None) -> dict:
+    """What the measuring cell draws (``ag.experiments.steps(**chart(rows))``): each way of
+    :func:`measure` as a bar, cuDNN as a line. Without a GPU, ``chart()`` names the course's own
+    run of it instead, recorded on the H200 (``h200_ch16_measure.json`` in this folder)."""
+    if rows is None:
+        return {"name": CHART}
+    vendor = VENDOR_CONV if any(r["label"] == VENDOR_CONV for r in rows) else None
+    d = layer_dims(SPEED_LAYER)
+    return {"name": CHART, "rows": rows, "reference": vendor,
+            "title": (f"Convolution layer forward: {d['N']} images, {d['C']} → {d['M']} channels, "
+                      f"{d['R']} × {d['S']} filters")}
