@@ -271,7 +271,7 @@ def test_course_kernels_pass_and_scatter_needs_atomics():
 
 
 def test_cutoff_error_falls_with_the_radius_and_cpu_baselines_run():
-    rows = ch18.cutoff_error(radii=(1.0, 3.0), size=(4, 6, 20))
+    rows = ch18.cutoff_error(radii=(1.0, 4.0), size=(6, 8, 30))
     assert rows[0]["atoms_per_point"] < rows[1]["atoms_per_point"]
     assert rows[1]["max_error"] < rows[0]["max_error"]
     rows = ch18.time_cpu_potential((3, 5, 7))

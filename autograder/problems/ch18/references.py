@@ -58,7 +58,7 @@ def _dcs_kernels() -> dict:
 
     @cuda.jit
     def dcs_coarsened_reference(atoms, V, h, z, coarsen):
-        # Each thread computes `coarsen` points of one row, a block-width apart (PMPP §18.5): in
+        # Each thread computes `coarsen` points of one row, a block-width apart (PMPP §18.4): in
         # each step k the threads of a warp store neighbouring columns, so the stores coalesce;
         # per atom, dy² + dz² is computed once and reused for every point.
         base = cuda.blockIdx.x * cuda.blockDim.x * coarsen + cuda.threadIdx.x
@@ -84,7 +84,7 @@ def _dcs_kernels() -> dict:
     @cuda.jit
     def dcs_cutoff_reference(atoms, bin_start, V, h, z, cutoff, bin_size):
         # One thread per grid point; only the bins within the cutoff in x and y are visited
-        # (PMPP §18.6). A bin row's bins are consecutive in `atoms`, so the bins bx_lo..bx_hi of
+        # (PMPP §18.5). A bin row's bins are consecutive in `atoms`, so the bins bx_lo..bx_hi of
         # row by are the one range bin_start[by, bx_lo] .. bin_start[by, bx_hi + 1].
         i = cuda.blockIdx.x * cuda.blockDim.x + cuda.threadIdx.x
         j = cuda.blockIdx.y * cuda.blockDim.y + cuda.threadIdx.y
@@ -135,7 +135,7 @@ def reference_cutoff():
 
 @_kernels.lazy
 def reference_coarsened_consecutive():
-    """The coarsened kernel with a thread's points next to each other (PMPP §18.4): the same
+    """The coarsened kernel with a thread's points next to each other (PMPP §18.3): the same
     sums, but in each step k the threads of a warp store columns `coarsen` apart (uncoalesced);
     the measuring cell times it beside the coalesced one."""
 

@@ -233,6 +233,10 @@ class _SliceProblem(Problem):
         verdict = super().judge(case, outcome, show_inputs)
         if self.unwritten_hint and "never written" in verdict.message:
             verdict.hint = self.unwritten_hint
+        if outcome.error and "coalesced layout" in outcome.error:
+            verdict.hint = ("the values are right, the layout is not: give thread x of a block "
+                            "the columns base + k·blockDim.x (k < coarsen), base = blockIdx.x · "
+                            "blockDim.x · coarsen + threadIdx.x.")
         return verdict
 
     def expected(self, case):
@@ -300,7 +304,7 @@ LAYOUT_HINT = ("in the coalesced layout, thread x of a block stores the columns 
                "+ blockDim.x, ..., base + x + (coarsen − 1)·blockDim.x, with base = blockIdx.x · "
                "blockDim.x · coarsen: at each step the threads of a warp store neighbouring "
                "columns. A thread's points next to each other (x·coarsen + k) are the "
-               "uncoalesced layout of PMPP §18.4")
+               "uncoalesced layout of PMPP §18.3")
 
 
 def coalesced_writer(j, i, block, coarsen):
