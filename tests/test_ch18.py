@@ -182,6 +182,17 @@ def test_coarsened_verdict(name, fn, expected):
     assert_judged(ch18.dcs_coarsened, fn, expected)
 
 
+def test_the_layout_is_judged_in_cpu_mode_cases_a_gpu_grader_adds():
+    """On a GPU the judge runs the other warp size's cases in CPU mode: small ones, where the
+    recorded stores hold a kernel to the coalesced layout."""
+    cases = ch18.dcs_coarsened.portability_cases(64, seed=5)
+    assert [c.size for c in cases] == list(ch18.dcs_coarsened.cpu_sizes.hidden)
+    if CPU:
+        outcome = ch18.dcs_coarsened.run(_coarse(consecutive=True), cases[0])
+        assert outcome.error and "uncoalesced layout" in outcome.error
+        assert ch18.dcs_coarsened.run(_coarse(), cases[0]).error is None
+
+
 def test_the_coalesced_writer():
     # block 8 wide, coarsen 4: columns 0..31 in block 0; column 9 is thread 1's second point.
     assert ch18.coalesced_writer(3, 9, (8, 4), 4) == (0, 0, 1, 3)

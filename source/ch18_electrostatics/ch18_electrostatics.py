@@ -403,7 +403,7 @@ print("atoms, in bin order (x, y, z, q):\n", np.round(case["atoms"], 2))
 # **What the check does.** Blocks as in 18.1, `V` filled with NaN. Visible: 11 × 23 with 40 atoms,
 # 6 × 31 with 25, a single row of 9 with 6; hidden: 16 × 40 with 90 atoms, a 19 × 3 slice, two
 # random. Each case draws a cutoff of 2 to 4 grid spacings and bins of 0.5, 1 or 1.7 times the
-# cutoff, so a point may need 2 to 9 bins per axis.
+# cutoff, so a point visits 2 to 5 bins per axis.
 
 # %% nbgrader={"grade": false, "grade_id": "dcs_cutoff_solution", "locked": false, "schema_version": 3, "solution": true, "task": false}
 @cuda.jit

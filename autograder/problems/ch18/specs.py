@@ -25,6 +25,7 @@ from __future__ import annotations
 import numpy as np
 
 from autograder.core.checks import TINY32, U32, gamma
+from autograder.core.spec import Case
 from autograder.grading.problem import Baseline, Problem, Sizes, SpeedBar
 from autograder.problems.ch18.references import (COARSEN_MAX, reference_coarsened,
                                                  reference_cutoff, reference_gather)
@@ -345,7 +346,25 @@ COARSE_CPU_SIZES = Sizes(visible=((5, 37, 12, 4), (3, 20, 9, 3), (2, 1, 5, 2)),
 COARSE_GPU_SIZES = Sizes(visible=((300, 1029, 500, 4),) + COARSE_CPU_SIZES.visible,
                          hidden=COARSE_CPU_SIZES.hidden + ((77, 2100, 300, 8),))
 
-dcs_coarsened = _SliceProblem(
+class _CoarsenedProblem(_SliceProblem):
+    """The coarsened exercise: the layout of a thread's points is judged by recording who stored
+    each element, which only CPU mode can do. Graded on a GPU, the judge runs the cases of the
+    other warp size (``portable_warp_sizes``: the layout is the same at 32 or 64) in a CPU-mode
+    student process; those cases are the CPU hidden ones, so the layout is judged there too."""
+
+    portable_warp_sizes = (32, 64)
+
+    def portability_cases(self, warp: int = 64, seed: int | None = None) -> list[Case]:
+        rng = np.random.default_rng(self.case_seed(True) if seed is None else seed)
+        cases = []
+        for size, block in zip(COARSE_CPU_SIZES.hidden, self.block_size_cycle(rng, 3)):
+            case = Case(size=size, inputs=_coarse_inputs(rng, size), label=_slice_label(size))
+            case.threads, case.blocks = block, _coarse_blocks(size, block)
+            cases.append(case)
+        return cases
+
+
+dcs_coarsened = _CoarsenedProblem(
     "dcs_coarsened",
     title="Coarsened DCS: several points per thread, a block-width apart (coalesced stores)",
     spec=_gather_spec, make_inputs=_coarse_inputs, outputs=_slice_outputs,
@@ -426,7 +445,7 @@ def _cutoff_must_read(case):
 
 CUTOFF_CPU_SIZES = Sizes(visible=((11, 23, 40), (6, 31, 25), (1, 9, 6)),
                          hidden=((16, 40, 90), (19, 3, 30)), hidden_random=(2, 4, 26))
-CUTOFF_GPU_SIZES = Sizes(visible=((400, 517, 6000),) + CUTOFF_CPU_SIZES.visible,
+CUTOFF_GPU_SIZES = Sizes(visible=((300, 517, 2000),) + CUTOFF_CPU_SIZES.visible,
                          hidden=CUTOFF_CPU_SIZES.hidden, hidden_random=(3, 4, 300))
 
 dcs_cutoff = _SliceProblem(
