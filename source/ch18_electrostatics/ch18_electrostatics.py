@@ -298,9 +298,11 @@ except ag.CheckFailed as failure:
     print("the course's check:\n" + str(failure))
 
 # %% [markdown]
-# Its values are right: on a GPU it passes, and the measuring cell below shows what the layout
-# costs there. The stores of both layouts give the same numbers, so CPU mode's check records
-# which thread stored each element of `V` and holds your kernel to the coalesced layout.
+# Its values are right, and the values are all a GPU's check can see: there it passes, and the
+# measuring cell below shows what the layout costs. The stores of both layouts give the same
+# numbers, so CPU mode's check records which thread stored each element of `V` and holds your
+# kernel to the coalesced layout; graded on a GPU, your kernel's hidden cases are also run once in
+# CPU mode for this.
 #
 # ## Exercise 18.2 · Coarsened, with coalesced stores (3 points)
 #
@@ -316,7 +318,8 @@ except ag.CheckFailed as failure:
 # NaN, the bound of 18.1. Visible: a 5 × 37 slice of 12 atoms at `coarsen = 4` (two blocks of 32
 # columns: the second is partial), 3 × 20 at 3, 2 × 1 at 2; hidden: `coarsen` of 8, 1 and 5,
 # with slices up to 7 × 45 and 20 atoms. In CPU mode every store to `V` is recorded, and each
-# element must have been stored by the thread the coalesced layout gives it.
+# element must have been stored by the thread the coalesced layout gives it (graded on a GPU, the
+# hidden cases run once more in CPU mode, with a warp size of 64: the layout is the same).
 
 # %% nbgrader={"grade": false, "grade_id": "dcs_coarsened_solution", "locked": false, "schema_version": 3, "solution": true, "task": false}
 @cuda.jit
