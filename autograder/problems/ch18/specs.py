@@ -223,6 +223,13 @@ def _gather_spec(atoms, h, z, **launch):
     raise NotImplementedError
 
 
+def _slice_tolerance(inputs, expected):
+    """The bound of :func:`potential_at` over V's shape (with the case's cutoff, if any)."""
+    ny, nx = expected["V"].shape
+    return {"V": potential_host(inputs["atoms"], inputs["h"], inputs["z"], ny, nx,
+                                inputs.get("cutoff"))[1]}
+
+
 class _SliceProblem(Problem):
     """A problem over a slice: its spec and tolerance come from one float64 pass
     (:func:`potential_host`), with the cutoff where the case has one. ``unwritten_hint``: the
@@ -268,7 +275,7 @@ GATHER_GPU_SIZES = Sizes(visible=((300, 513, 700),) + GATHER_CPU_SIZES.visible,
 dcs_gather = _SliceProblem(
     "dcs_gather", title="Direct Coulomb summation, gathered: a thread per grid point",
     spec=_gather_spec, make_inputs=_slice_inputs, outputs=_slice_outputs,
-    tolerance=lambda inputs, expected: {}, launch=_gather_launch, block_sizes=BLOCK_SHAPES,
+    tolerance=_slice_tolerance, launch=_gather_launch, block_sizes=BLOCK_SHAPES,
     visible_block_size=VISIBLE_BLOCK, blocks_for=_slice_blocks,
     cpu_sizes=GATHER_CPU_SIZES, gpu_sizes=GATHER_GPU_SIZES, bytes_moved=slice_bytes,
     flops=slice_flops, baselines=BASELINES, reference=reference_gather,
@@ -368,7 +375,7 @@ dcs_coarsened = _CoarsenedProblem(
     "dcs_coarsened",
     title="Coarsened DCS: several points per thread, a block-width apart (coalesced stores)",
     spec=_gather_spec, make_inputs=_coarse_inputs, outputs=_slice_outputs,
-    tolerance=lambda inputs, expected: {}, launch=_coarse_launch, block_sizes=BLOCK_SHAPES,
+    tolerance=_slice_tolerance, launch=_coarse_launch, block_sizes=BLOCK_SHAPES,
     visible_block_size=VISIBLE_BLOCK, blocks_for=_coarse_blocks,
     cpu_sizes=COARSE_CPU_SIZES, gpu_sizes=COARSE_GPU_SIZES, reference=reference_coarsened,
     race_check_outputs=True, size_label=_slice_label, flops=slice_flops, bytes_moved=slice_bytes,
@@ -451,7 +458,7 @@ CUTOFF_GPU_SIZES = Sizes(visible=((300, 517, 2000),) + CUTOFF_CPU_SIZES.visible,
 dcs_cutoff = _SliceProblem(
     "dcs_cutoff", title="Cutoff summation: only the atoms within the cutoff, found by bins",
     spec=_gather_spec, make_inputs=cutoff_case, outputs=_slice_outputs,
-    tolerance=lambda inputs, expected: {}, launch=_cutoff_launch, block_sizes=BLOCK_SHAPES,
+    tolerance=_slice_tolerance, launch=_cutoff_launch, block_sizes=BLOCK_SHAPES,
     visible_block_size=VISIBLE_BLOCK, blocks_for=_slice_blocks,
     cpu_sizes=CUTOFF_CPU_SIZES, gpu_sizes=CUTOFF_GPU_SIZES, reference=reference_cutoff,
     must_read=_cutoff_must_read, size_label=_slice_label,
