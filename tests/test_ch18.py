@@ -290,6 +290,8 @@ def test_cutoff_error_falls_with_the_radius_and_cpu_baselines_run():
     if CPU:
         with pytest.raises(ag.timing.NeedsGPU):
             ch18.measure()
+    shipped = ch18.recorded_measure()       # None until the reference GPU's rows are shipped
+    assert shipped is None or all({"label", "ms", "gflops"} <= set(r) for r in shipped["rows"])
 
 
 @pytest.mark.skipif(not CPU, reason="compile_ptx of the simulator's kernels: CPU mode only")
