@@ -312,7 +312,7 @@ except ag.CheckFailed as failure:
 # and use it for every point; store each point whose column is inside the slice. The launch has
 # `ceil(nx / (blockDim.x · coarsen))` blocks in x, so the last block's last points may fall past
 # the slice, and `coarsen` (1 to `COARSEN_MAX = 8`) is a Python int given by the check. Roughly
-# 18 lines: the kernel above with two lines changed is one way.
+# 18 lines: the kernel above with a few lines changed is one way.
 #
 # **What the check does.** Blocks of 8 × 4 threads (16 × 2 and 4 × 4 hidden), `V` filled with
 # NaN, the bound of 18.1. Visible: a 5 × 37 slice of 12 atoms at `coarsen = 4` (two blocks of 32
