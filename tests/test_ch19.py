@@ -91,6 +91,17 @@ def test_the_speed_sample_agrees_with_the_whole_spec():
     assert np.allclose(tol["acc"], ch19.nbody_tolerance(mag.reshape(-1)[idx], 57), rtol=1e-12)
 
 
+def test_the_compiled_spec_agrees_with_numpy(monkeypatch):
+    """Large cases (a GPU's) are summed by compiled code, small ones by NumPy: the same sums."""
+    from autograder.problems.ch19 import specs
+    inputs = ch19.nbody_inputs(np.random.default_rng(5), 300)
+    small = ch19.nbody_host(**inputs, bodies=[0, 7, 299])
+    monkeypatch.setattr(specs, "COMPILED_FROM", 0)
+    large = ch19.nbody_host(**inputs, bodies=[0, 7, 299])
+    assert np.allclose(large[0], small[0], rtol=1e-12, atol=0)
+    assert np.allclose(large[1], small[1], rtol=1e-12, atol=0)
+
+
 def test_flops_and_bytes_are_what_the_notebook_says():
     assert ch19.nbody_flops(1000) == 20 * 10 ** 6 and ch19.FLOPS_PER_PAIR == 20
     assert ch19.nbody_bytes(1000) == 28_000
