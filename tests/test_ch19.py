@@ -233,3 +233,92 @@ def test_tiled_verdict(flags, expected):
     if "barrier" in str(flags) and not CPU:
         pytest.skip("a shared-memory race may not show on a GPU; CPU mode's detector catches it")
     assert_judged(ch19.nbody_tiled, _tiled(**flags), expected)
+
+
+# ---- 19.1 the bound ---------------------------------------------------------------------------------
+
+def _bound_ok(n, block, peak_flops, bandwidth):
+    flops = 20 * n * n
+    gather, tiled = 16 * n * n + 24 * n, 16 * n * -(-n // block) + 24 * n
+    return (flops, gather, tiled, max(flops / peak_flops, gather / bandwidth),
+            max(flops / peak_flops, tiled / bandwidth))
+
+
+def _bound_sum_of_times(n, block, peak_flops, bandwidth):
+    flops, gather, tiled, _, _ = _bound_ok(n, block, peak_flops, bandwidth)
+    return (flops, gather, tiled, flops / peak_flops + gather / bandwidth,
+            flops / peak_flops + tiled / bandwidth)
+
+
+def _bound_half_pairs(n, block, peak_flops, bandwidth):
+    got = list(_bound_ok(n, block, peak_flops, bandwidth))
+    got[0] = 10 * n * n                      # Newton's third law's count, not the gather's
+    return tuple(got)
+
+
+@pytest.mark.parametrize("fn,expected", [(_bound_ok, None),
+                                         (_bound_sum_of_times, "gather_seconds"),
+                                         (_bound_half_pairs, "flops")])
+def test_bound_verdict(fn, expected):
+    assert_judged(ch19.nbody_bound, fn, expected)
+
+
+# ---- the course's kernels, the notebook's helpers -----------------------------------------------------
+
+def test_course_kernels_pass_and_the_scatter_is_right():
+    for problem in (ch19.nbody_gather, ch19.nbody_tiled):
+        assert verdict_text(problem, problem.reference_kernel(), hidden=False) is None
+    # The scatter (not graded): right within the same bound, with blocks of 32 over 45 bodies.
+    inputs = ch19.nbody_inputs(np.random.default_rng(9), 45)
+    acc = cuda.to_device(np.full((45, 3), np.nan, np.float32))
+    ch19.scatter_step(cuda.to_device(inputs["pos"]), cuda.to_device(inputs["mass"]),
+                      inputs["eps2"], acc, threads=32)
+    exact, mag = ch19.nbody_host(**inputs)
+    assert np.all(np.abs(acc.copy_to_host() - exact) <= ch19.nbody_tolerance(mag, 45))
+    got, expected = ch19.try_kernel(ch19.reference_gather(), n=20, threads=8)
+    assert np.allclose(got, expected, rtol=1e-5, atol=0)
+
+
+def test_the_picture_and_the_cpu_baselines():
+    import matplotlib
+    matplotlib.use("Agg")
+    ax = ch19.show_decompositions(6)
+    assert len(ax) == 3 and ax[0].get_images()[0].get_array().shape == (6, 6)
+    rows = ch19.time_cpu(300)
+    assert len(rows) == 3 and all(r["right"] and r["ms"] > 0 for r in rows), rows
+    if CPU:
+        with pytest.raises(ag.timing.NeedsGPU):
+            ch19.measure()
+
+
+def test_the_measuring_cell_runs_every_way_and_checks_each_result(monkeypatch):
+    """The GPU measuring cell's launches, run once each in the simulator on 40 bodies (its timer
+    replaced by one call, the device's limits given): every way computes acc (checked), a wrong
+    kernel is marked wrong, and each decomposition has its bound."""
+    from autograder.machine import timing
+
+    def once(label, launch, repeats=0, nbytes=0, flops=0, **kw):
+        launch(0)
+        return timing.Stats(label, 1.0, 1, bytes=nbytes, flops=flops)
+    monkeypatch.setattr(timing, "require_gpu", lambda *a, **k: None)
+    monkeypatch.setattr(timing, "time_gpu", once)
+    from autograder.problems.ch19 import notebook
+    monkeypatch.setattr(notebook, "SPEED_BLOCK", 32)       # two blocks of 40 bodies, one partial
+    rows = ch19.measure({"mine": _gather(), "flipped": _gather(flipped=True)}, n=40, repeats=1,
+                        limits=(66.9e12, 4.27e12))
+    labels = [r["label"] for r in rows]
+    assert len(rows) == 6 and labels[-1].startswith("CPU: "), labels
+    assert [r["right"] for r in rows] == [True, True, True, True, False, True], rows
+    gather, tiled, scatter = (r["bound_ms"] for r in rows[:3])
+    assert gather > tiled > 0 and scatter > 0 and rows[3]["bound_ms"] is None
+
+
+@pytest.mark.skipif(not CPU, reason="compile_ptx of the simulator's kernels: CPU mode only")
+def test_every_course_kernel_compiles_for_an_h200():
+    """Every course kernel of the chapter compiles for compute capability 9.0."""
+    assert_compiles_for_h200("ch19", (
+        "r.cuda, r.float32 = cuda, numba.float32\n"
+        "f2 = types.float32[:, ::1]; f1 = types.float32[::1]; s = types.float32\n"
+        "k = r._nbody_kernels.__wrapped__()\n"
+        "sigs = [(k['gather'], (f2, f1, s, f2)), (k['tiled'], (f2, f1, s, f2)),\n"
+        "        (k['scatter'], (f2, f1, s, f2)), (k['zero'], (f2,))]\n"), 4)
