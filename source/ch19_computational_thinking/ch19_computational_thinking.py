@@ -139,7 +139,7 @@ for r in cpu_results:
 #   **once** for the whole block (into shared memory) and all read it from there; there are as many
 #   blocks as it takes to cover the bodies, the last one partial; the same own reads and writes.
 #
-# **Predict first, by hand:** for the speed test's step (70,001 bodies, blocks of 256) on the
+# **Predict first, by hand:** for the speed test's step (100,003 bodies, blocks of 256) on the
 # course's H200 (66.9 TFLOP/s FP32, 4.27 TB/s; `ag.visual.roofline.H200` holds them), how many
 # GFLOP? How many bytes for each gather, and how many FLOPs per byte? The ridge of the roofline is
 # the peak over the bandwidth, about 16 FLOPs per byte: which gather is memory bound and which
@@ -183,7 +183,7 @@ ag.problems.ch19.nbody_bound.check_hidden(nbody_bound)
 
 # %%
 h200 = ag.visual.roofline.H200
-flops, gather_bytes, tiled_bytes, t_gather, t_tiled = nbody_bound(70_001, 256, h200.peak_flops,
+flops, gather_bytes, tiled_bytes, t_gather, t_tiled = nbody_bound(100_003, 256, h200.peak_flops,
                                                                   h200.bandwidth)
 print(f"{flops / 1e9:.1f} GFLOP; ridge {h200.ridge:.1f} FLOPs per byte")
 for name, nbytes, t in (("untiled gather", gather_bytes, t_gather),
@@ -275,7 +275,7 @@ ag.problems.ch19.nbody_gather.check_hidden(nbody_gather_kernel)
 #
 # **What the check does.** As 19.2's; in CPU mode a race detector records every shared-memory
 # access and stops at the first read or write that no barrier separates from another thread's
-# write. **The speed test** (on a GPU) runs the step of 70,001 bodies (98 GFLOP as counted above)
+# write. **The speed test** (on a GPU) runs the step of 100,003 bodies (200 GFLOP as counted above)
 # with blocks of 256 threads, against the course's tiled kernel timed in the same run and the
 # compiled CPU loop on every core of the grading machine: you need at least 50% of the course's
 # speed and 10× the CPU. Every timed call's `acc` is checked at 4,096 sampled elements against the
@@ -424,7 +424,7 @@ print(f"pairs computed: {40 * 39 // 2} (the gather computes {40 * 40}); "
 #
 # ## Measure: gather, tiled gather and scatter against the bound
 #
-# On a GPU, the next cell times the speed test's step (70,001 bodies, blocks of 256) every way:
+# On a GPU, the next cell times the speed test's step (100,003 bodies, blocks of 256) every way:
 # the course's untiled gather, tiled gather and scatter, your two kernels, and the compiled CPU
 # loop on every core; beside each, the roofline bound of its decomposition on this GPU (its FP32
 # peak and the bandwidth of a device-to-device copy, measured now). GFLOP/s counts 20 FLOPs a
@@ -472,23 +472,23 @@ except ag.timing.NeedsGPU as why:
 # *Model answer (in the solutions only; the bound's numbers are the course's H200, measured times
 # are the learner's own).* (1) I would ship the tiled gather. Each thread owns one body's
 # acceleration, reads all bodies and writes its three sums once: no two threads write the same
-# place, so there are no atomics, and every thread does the same 70,001 terms, so the warps stay
-# balanced. The scatter computes each pair once, 49 GFLOP instead of 98, but every pair then
-# makes three atomic additions into a body another thread owns (7.4 billion atomics for the whole
+# place, so there are no atomics, and every thread does the same 100,003 terms, so the warps stay
+# balanced. The scatter computes each pair once, 100 GFLOP instead of 200, but every pair then
+# makes three atomic additions into a body another thread owns (15 billion atomics for the whole
 # step), served one read-modify-write at a time per address by the L2 cache, and its work is a
-# triangle: thread 0 has 70,000 pairs and thread 70,000 none, so the first blocks run long after
+# triangle: thread 0 has 100,002 pairs and thread 100,002 none, so the first blocks run long after
 # the last have finished. Half the FLOPs does not help a kernel whose time is set by something
-# else. (2) The step is 20 · 70,001² = 98.0 GFLOP, 1.46 ms at 66.9 TFLOP/s. The untiled gather
-# asks for 16 bytes a pair, 78.4 GB: 1.25 FLOPs per byte, far below the ridge of 15.7, so its
-# bound is memory, 18.4 ms. The tiled gather loads every body once per block, 274 blocks × 70,001
-# × 16 bytes = 309 MB: 318 FLOPs per byte, far above the ridge, so it is compute bound at 1.46 ms,
-# 12.5 times lower. (3) Suppose the tiled kernel measures 6 ms (16 TFLOP/s as counted): 4 times its
+# else. (2) The step is 20 · 100,003² = 200 GFLOP, 2.99 ms at 66.9 TFLOP/s. The untiled gather
+# asks for 16 bytes a pair, 160 GB: 1.25 FLOPs per byte, far below the ridge of 15.7, so its
+# bound is memory, 37.5 ms. The tiled gather loads every body once per block, 391 blocks × 100,003
+# × 16 bytes = 626 MB: 318 FLOPs per byte, far above the ridge, so it is compute bound at 2.99 ms,
+# 12.5 times lower. (3) Suppose the tiled kernel measures 12 ms (17 TFLOP/s as counted): 4 times its
 # bound. The bound counts 20 FLOPs a pair, but the kernel as written does an IEEE-exact square
 # root and division, each a sequence of about ten instructions, so the GPU executes some 40
 # instructions a pair; and every pair also reads four values from shared memory. The untiled
-# gather measures far less than its 18.4 ms bound (often within 1.5 times the tiled one): all 32
-# threads of a warp read the same body at the same time, a single broadcast load, and the 1.1 MB of
-# bodies stays in L1 and L2, so the 78 GB never come from DRAM; the roofline with DRAM bytes
+# gather measures far less than its 37.5 ms bound (often within 1.5 times the tiled one): all 32
+# threads of a warp read the same body at the same time, a single broadcast load, and the 1.6 MB of
+# bodies stays in L1 and L2, so the 160 GB never come from DRAM; the roofline with DRAM bytes
 # assumed no cache at all. The scatter, at two to five times the tiled time, loses to its atomics
 # and its imbalance. (4) First, a fast reciprocal square root (`cuda.jit(fastmath=True)`, one
 # `rsqrt.approx` instruction, a few ulps, within the check's 32 roundings per term) removes most of

@@ -36,9 +36,9 @@ FLOPS_PER_PAIR = 20
 BLOCK_SIZES = (32, 64, 128)
 VISIBLE_BLOCK = 32
 SPEED_BLOCK = 256
-# The speed test's step: 70,001 bodies (4.9 · 10^9 pair interactions, about 98 GFLOP), not a
+# The speed test's step: 100,003 bodies (10^10 pair interactions, 200 GFLOP), not a
 # multiple of any block size, so the last tile is partial.
-SPEED_N = 70_001
+SPEED_N = 100_003
 assert SPEED_BLOCK <= BLOCK_MAX
 COMPILED_FROM = 1 << 22      # terms of a spec from which it is computed by compiled code
 
@@ -110,7 +110,7 @@ def _sum_f64():
 def nbody_sample(inputs, idx):
     """acc's expected values and tolerances at flat indices ``idx`` of [N, 3] only (the speed
     test's samples): the float64 sum of N terms at each sampled body, compiled (a NumPy sum over
-    4,096 bodies of 70,001 terms would take seconds per timed call)."""
+    4,096 bodies of 100,003 terms would take seconds per timed call)."""
     pos, mass = inputs["pos"], inputs["mass"]
     idx = np.asarray(idx, np.int64)
     bodies, where = np.unique(idx // 3, return_inverse=True)
