@@ -208,7 +208,7 @@ for name, nbytes, t in (("untiled gather", gather_bytes, t_gather),
 # in a box of random size and centre, masses are positive with a random scale. **The tolerance.**
 # Each component is a float32 sum of `N` terms, each term itself a few roundings: it must be
 # within `γ_(N + 32) · Σ|term|` of the float64 sum, with `γ_k = k·u / (1 − k·u)` and `u = 2⁻²⁴`
-# (chapter 10's bound for a sum in any order, with 32 roundings more for each term). A float64
+# (chapter 3's bound for a sum in any order, with 32 roundings more for each term). A float64
 # accumulator passes; a missing body, a flipped direction or the wrong body's mass does not.
 
 # %% nbgrader={"grade": false, "grade_id": "nbody_gather_solution", "locked": false, "schema_version": 3, "solution": true, "task": false}

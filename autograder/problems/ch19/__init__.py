@@ -19,7 +19,7 @@ from autograder.problems.ch19.specs import (BASELINES, BLOCK_SIZES, FLOPS_PER_PA
                                             nbody_flops, nbody_gather, nbody_host, nbody_inputs,
                                             nbody_sample, nbody_tiled, nbody_tolerance)
 
-__all__ = ["BASELINES", "BLOCK_MAX", "BLOCK_SIZES", "FLOPS_PER_PAIR", "PER_TERM", "PROBLEMS",
+__all__ = ["BASELINES", "BENCH_VARIANTS", "BLOCK_MAX", "BLOCK_SIZES", "FLOPS_PER_PAIR", "PER_TERM", "PROBLEMS",
            "SPEED_BLOCK", "SPEED_N", "bounds", "measure", "nbody_bound", "nbody_bytes",
            "nbody_flops", "nbody_gather", "nbody_host", "nbody_inputs", "nbody_sample",
            "nbody_tiled", "nbody_tolerance", "reference_gather", "reference_scatter",
@@ -27,3 +27,7 @@ __all__ = ["BASELINES", "BLOCK_MAX", "BLOCK_SIZES", "FLOPS_PER_PAIR", "PER_TERM"
            "try_kernel"]
 
 PROBLEMS = (nbody_bound, nbody_gather, nbody_tiled)
+
+# Other kernels `aag bench` times beside an exercise's reference, with the same launch and inputs.
+BENCH_VARIANTS = {"nbody_tiled": {"untiled gather, every body from global memory":
+                                  reference_gather}}
