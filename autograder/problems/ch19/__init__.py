@@ -19,8 +19,8 @@ from autograder.problems.ch19.specs import (BASELINES, BLOCK_SIZES, FLOPS_PER_PA
                                             nbody_flops, nbody_gather, nbody_host, nbody_inputs,
                                             nbody_sample, nbody_tiled, nbody_tolerance)
 
-__all__ = ["BASELINES", "BENCH_VARIANTS", "BLOCK_MAX", "BLOCK_SIZES", "FLOPS_PER_PAIR", "PER_TERM", "PROBLEMS",
-           "SPEED_BLOCK", "SPEED_N", "bounds", "measure", "nbody_bound", "nbody_bytes",
+__all__ = ["BASELINES", "BENCH_VARIANTS", "BLOCK_MAX", "BLOCK_SIZES", "FLOPS_PER_PAIR", "PER_TERM",
+           "PROBLEMS", "SPEED_BLOCK", "SPEED_N", "bounds", "measure", "nbody_bound", "nbody_bytes",
            "nbody_flops", "nbody_gather", "nbody_host", "nbody_inputs", "nbody_sample",
            "nbody_tiled", "nbody_tolerance", "reference_gather", "reference_scatter",
            "reference_tiled", "scatter_step", "show_decompositions", "three_bodies", "time_cpu",

@@ -2,7 +2,7 @@
 gravitational acceleration of every body, predicted with the roofline first (19.1), then written
 as a gather with one thread per body (19.2) and as a gather tiled through shared memory (19.3).
 
-A case's size is N, the number of bodies: ``pos`` float32 [N, 3] (a box of random size and
+A case's size is ``(N,)``, N the number of bodies: ``pos`` float32 [N, 3] (a box of random size and
 centre), ``mass`` float32 [N] (positive, of a random scale), ``eps2`` the softening length
 squared (a float32 scalar), ``acc`` float32 [N, 3]::
 
@@ -28,8 +28,9 @@ U64 = 2.0 ** -53
 # the component; a fast reciprocal square root (a few ulps, cubed) stays inside 32 u as well.
 PER_TERM = 32
 # FLOPs a pair interaction is counted as, as the N-body literature counts it (Nyland, Harris and
-# Prins, GPU Gems 3 ch. 31): 3 subtractions, 6 multiply-adds for r² + ε², the reciprocal square
-# root and its cube, the mass, and 3 multiply-adds into the sums.
+# Prins, GPU Gems 3 ch. 31): 3 subtractions, 6 operations for r² + ε², the reciprocal square
+# root, its cube times the mass, and 3 multiply-adds into the sums (the instructions a GPU
+# executes depend on how the square root and the division are done).
 FLOPS_PER_PAIR = 20
 # Block sizes the kernels are launched with: the hidden cases use each; the tiled kernels'
 # shared tiles hold BLOCK_MAX bodies, the speed test's block.
