@@ -222,8 +222,7 @@ def _tiled(first_barrier=True, second_barrier=True, guard_load=True, whole_tile=
 
 
 @pytest.mark.parametrize("flags,expected", [
-    ({}, None),
-    ({"massless_padding": True}, None),
+    ({}, None),            # massless padding of the last tile: the bank's ok_massless_padding
     ({"second_barrier": False}, "race"),
     ({"first_barrier": False}, "race"),
     ({"guard_load": False}, "out of bounds"),

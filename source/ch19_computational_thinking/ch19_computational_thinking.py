@@ -203,8 +203,8 @@ for name, nbytes, t in (("untiled gather", gather_bytes, t_gather),
 # Roughly 16 lines.
 #
 # **What the check does.** Blocks of 32 threads (32, 64 and 128 in the hidden tests), `acc`
-# filled with NaN. Visible: 45 bodies (a partial second block), 19 (one partial block) and 1 (a
-# body alone: its acceleration is zero). Hidden: 181 bodies, 2, and two random counts. Bodies lie
+# filled with NaN. Visible: 37 bodies (a partial second block), 19 (one partial block) and 1 (a
+# body alone: its acceleration is zero). Hidden: 150 bodies, 2, and a random count. Bodies lie
 # in a box of random size and centre, masses are positive with a random scale. **The tolerance.**
 # Each component is a float32 sum of `N` terms, each term itself a few roundings: it must be
 # within `γ_(N + 32) · Σ|term|` of the float64 sum, with `γ_k = k·u / (1 − k·u)` and `u = 2⁻²⁴`
