@@ -171,10 +171,9 @@ def test_gather_host_copy_is_caught():
 
 # ---- 19.3 the tiled gather -----------------------------------------------------------------------
 
-def _tiled(first_barrier=True, second_barrier=True, guard_load=True, whole_tile=False,
-           massless_padding=False):
-    """Bodies through shared memory a block's width at a time: right with the defaults (and with
-    massless padding), else one bug."""
+def _tiled(first_barrier=True, second_barrier=True, guard_load=True, whole_tile=False):
+    """Bodies through shared memory a block's width at a time: right with the defaults, else one
+    bug."""
     @cuda.jit
     def kernel(pos, mass, eps2, acc):
         tile = cuda.shared.array((TILE_MAX, 4), float32)
@@ -194,14 +193,9 @@ def _tiled(first_barrier=True, second_barrier=True, guard_load=True, whole_tile=
                 tile[t, 1] = pos[j, 1]
                 tile[t, 2] = pos[j, 2]
                 tile[t, 3] = mass[j]
-            elif massless_padding:
-                tile[t, 0] = float32(0.0)
-                tile[t, 1] = float32(0.0)
-                tile[t, 2] = float32(0.0)
-                tile[t, 3] = float32(0.0)
             if first_barrier:
                 cuda.syncthreads()
-            count = w if (whole_tile or massless_padding) else min(w, n - start)
+            count = w if whole_tile else min(w, n - start)
             for k in range(count):
                 dx = tile[k, 0] - xi
                 dy = tile[k, 1] - yi
@@ -222,7 +216,7 @@ def _tiled(first_barrier=True, second_barrier=True, guard_load=True, whole_tile=
 
 
 @pytest.mark.parametrize("flags,expected", [
-    ({}, None),            # massless padding of the last tile: the bank's ok_massless_padding
+    ({}, None),            # a padded last tile is the bank's nbody_tiled/ok_massless_padding
     ({"second_barrier": False}, "race"),
     ({"first_barrier": False}, "race"),
     ({"guard_load": False}, "out of bounds"),
