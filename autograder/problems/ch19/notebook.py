@@ -39,15 +39,15 @@ def try_kernel(kernel, n: int = 50, threads: int = 32, seed: int = 19) -> tuple[
 
 def show_decompositions(n: int = 8, ax=None):
     """The N × N pairs of a step, coloured by who computes each: the gather (row i is thread i's,
-    all N of them, blocks of 4 as bands), the tiled gather (the same rows; the columns a block
-    stages together in shared memory as tiles), and the scatter (only the pairs j > i, thread i's
+    all N of them), the tiled gather (blocks of 4 threads: each square is the tile of bodies a
+    block stages in shared memory together), and the scatter (only the pairs j > i, thread i's
     row, each also added into body j's row by an atomic)."""
     import matplotlib.pyplot as plt
     if ax is None:
         _, ax = plt.subplots(1, 3, figsize=(12, 4))
     block = 4
     rows = np.arange(n)[:, None] * np.ones((1, n))
-    views = [("gather: thread i reads all N bodies", rows % block + (rows // block) * 0.0, None),
+    views = [("gather: thread i reads all N bodies", rows, None),
              ("tiled: a block stages tiles of bodies", (rows // block) * 2 +
               (np.arange(n)[None, :] // block) % 2, block),
              ("scatter: pairs j > i, once each", np.where(np.arange(n)[None, :] > rows, rows,
