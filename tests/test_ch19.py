@@ -297,13 +297,16 @@ def test_the_measuring_cell_runs_every_way_and_checks_each_result(monkeypatch):
     monkeypatch.setattr(timing, "time_gpu", once)
     from autograder.problems.ch19 import notebook
     monkeypatch.setattr(notebook, "SPEED_BLOCK", 32)       # two blocks of 40 bodies, one partial
-    rows = ch19.measure({"mine": _gather(), "flipped": _gather(flipped=True)}, n=40, repeats=1,
-                        limits=(66.9e12, 4.27e12))
+    rows = ch19.measure({"mine": ("tiled", _tiled()), "flipped": ("gather", _gather(flipped=True))},
+                        n=40, repeats=1, limits=(66.9e12, 4.27e12))
     labels = [r["label"] for r in rows]
     assert len(rows) == 6 and labels[-1].startswith("CPU: "), labels
     assert [r["right"] for r in rows] == [True, True, True, True, False, True], rows
-    gather, tiled, scatter = (r["bound_ms"] for r in rows[:3])
-    assert gather > tiled > 0 and scatter > 0 and rows[3]["bound_ms"] is None
+    gather, tiled, scatter, mine, flipped, cpu = (r["bound_ms"] for r in rows)
+    assert gather > tiled > 0 and scatter > 0 and cpu is None
+    assert (mine, flipped) == (tiled, gather)
+    with pytest.raises(ValueError, match="'gather' or 'tiled'"):
+        ch19.measure({"x": ("scatter", _gather())}, n=4, repeats=1, limits=(1e12, 1e11))
 
 
 @pytest.mark.skipif(not CPU, reason="compile_ptx of the simulator's kernels: CPU mode only")

@@ -442,8 +442,8 @@ print(f"pairs computed: {40 * 39 // 2} (the gather computes {40 * 40}); "
 # result. In CPU mode it says that it needs a GPU.
 
 # %%
-mine = {"gather, a thread per body (yours)": nbody_gather_kernel,
-        "tiled gather (yours)": nbody_tiled_kernel}
+mine = {"gather, a thread per body (yours)": ("gather", nbody_gather_kernel),
+        "tiled gather (yours)": ("tiled", nbody_tiled_kernel)}
 try:
     results = ch19.measure(mine)
     for r in results:

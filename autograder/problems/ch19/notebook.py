@@ -106,13 +106,17 @@ def bounds(n: int, block: int, peak_flops: float, bandwidth: float) -> dict:
 def measure(kernels: dict | None = None, n: int = SPEED_N, repeats: int = 10, seed: int = 19,
             limits: tuple[float, float] | None = None) -> list[dict]:
     """Time one N-body step of ``n`` bodies on a GPU, blocks of 256: the course's gather, tiled
-    gather and scatter (Newton's third law, atomics), beside ``kernels`` (``{label: kernel}``,
-    kernels of Exercise 19.2 or 19.3, launched as their checks launch them), with this GPU's
-    roofline bound on each decomposition and the compiled CPU loop on every core. Rows: label,
-    ms, GFLOP/s (20 FLOPs a pair, N² pairs, for every row: the scatter computes half of them),
+    gather and scatter (Newton's third law, atomics), beside ``kernels``: ``{label: ("gather",
+    kernel)}`` for a kernel of Exercise 19.2, ``{label: ("tiled", kernel)}`` for one of 19.3
+    (launched as their checks launch them; the kind picks the bound), with this GPU's roofline
+    bound on each decomposition and the compiled CPU loop on every core. Rows: label, ms,
+    GFLOP/s (20 FLOPs a pair, N² pairs, for every row: the scatter computes half of them),
     bound_ms (the roofline's, None for the CPU), right (bool: acc checked at 512 elements).
     ``limits``: (peak FLOP/s, bytes/s) instead of this GPU's FP32 peak and copy bandwidth."""
     from autograder.machine import timing
+    for label, (kind, _) in (kernels or {}).items():       # before anything is timed
+        if kind not in ("gather", "tiled"):
+            raise ValueError(f"{label}: the kind is 'gather' or 'tiled', not {kind!r}")
     timing.require_gpu("Timing the N-body step")
     from numba import cuda
     inputs = nbody_inputs(np.random.default_rng(seed), n)
@@ -145,8 +149,8 @@ def measure(kernels: dict | None = None, n: int = SPEED_N, repeats: int = 10, se
     record("scatter, Newton's third law + atomics (course)",
            lambda i: scatter_step(d_pos, d_mass, eps2, acc, SPEED_BLOCK),
            max(nbody_flops(n) / 2 / limits[0], nbody_bytes(n) / limits[1]))
-    for label, kernel in (kernels or {}).items():
-        record(label, launcher(kernel), None)
+    for label, (kind, kernel) in (kernels or {}).items():
+        record(label, launcher(kernel), bound[kind])
     host = np.full((n, 3), np.nan, np.float32)
     base = BASELINES["parallel"]
     base.run(acc=host, **inputs)          # checked below: a cached timing does not run it
