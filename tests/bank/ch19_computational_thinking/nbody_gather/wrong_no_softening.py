@@ -1,0 +1,27 @@
+# bank: leaves eps2 out of the distance, so the pair j = i is 0 · (1 / 0) = NaN in every body's sum; it must lose the points.
+# naive: none
+import math
+
+from numba import float32
+
+
+@cuda.jit
+def nbody_gather_kernel(pos, mass, eps2, acc):
+    i = cuda.blockIdx.x * cuda.blockDim.x + cuda.threadIdx.x
+    n = pos.shape[0]
+    if i < n:
+        ax = float32(0.0)
+        ay = float32(0.0)
+        az = float32(0.0)
+        for j in range(n):
+            dx = pos[j, 0] - pos[i, 0]
+            dy = pos[j, 1] - pos[i, 1]
+            dz = pos[j, 2] - pos[i, 2]
+            r = math.sqrt(dx * dx + dy * dy + dz * dz)
+            s = mass[j] / (r * r * r)
+            ax += dx * s
+            ay += dy * s
+            az += dz * s
+        acc[i, 0] = ax
+        acc[i, 1] = ay
+        acc[i, 2] = az
