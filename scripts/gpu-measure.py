@@ -1,4 +1,4 @@
-"""The "measure it" cells of chapters 13–16 run on the GPU with the course's kernels, and
+"""The "measure it" cells of chapters 13–19 run on the GPU with the course's kernels, and
 ``ag.profile`` run on a kernel defined here, as a learner's notebook defines it. Every row goes to
 ``$OUT/measure_chNN.json``; each cell's picture is recorded (``ag.experiments.steps`` with
 ``AAG_RECORD``) as ``$OUT/record/h200_chNN_measure.json``, to be copied into the chapter's folder,
@@ -74,6 +74,20 @@ def ch16() -> list[dict]:
     return rows
 
 
+def ch18() -> list[dict]:
+    from autograder.problems import ch18 as c
+    rows = c.measure(None)
+    ag.experiments.steps(**c.chart(rows))
+    return rows
+
+
+def ch19() -> list[dict]:
+    from autograder.problems import ch19 as c
+    rows = c.measure(None)
+    ag.experiments.steps(**c.chart(rows))
+    return rows
+
+
 @cuda.jit
 def learner_scale(x, out, factor):       # a kernel as a learner's notebook cell defines it
     i = cuda.grid(1)
@@ -96,7 +110,8 @@ def profile() -> dict:
             "array_bytes": report.array_bytes, "metrics": report.metrics}
 
 
-PARTS = {"ch13": ch13, "ch14": ch14, "ch15": ch15, "ch16": ch16, "profile": profile}
+PARTS = {"ch13": ch13, "ch14": ch14, "ch15": ch15, "ch16": ch16, "ch18": ch18, "ch19": ch19,
+         "profile": profile}
 
 
 def main() -> int:

@@ -5,6 +5,7 @@ import base64
 import json
 import os
 import re
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -266,18 +267,22 @@ def test_steps_records_what_it_draws_and_draws_it_back(tmp_path, monkeypatch):
     assert ag.experiments._slug("NVIDIA H200 NVL") == "h200_nvl"
 
 
+# Chapters whose measuring cell names its picture through its package: steps(**chNN.chart())
+CHART_CHAPTERS = sorted({
+    m for path in (Path(__file__).resolve().parents[1] / "source").glob("ch*/ch*.py")
+    for m in re.findall(r"ag\.experiments\.steps\(\*\*(ch\d\d[a-z]?)\.chart\(\)\)", path.read_text())})
+
+
 def test_every_measuring_cell_has_its_recorded_h200_run(repo_root):
     """Each name a chapter draws in CPU mode ships as autograder/problems/chNN/h200_<name>.json, measured
     on an H200 with its versions, with at least two steps."""
     names = set()
-    from pathlib import Path
     for path in sorted((Path(repo_root) / "source").glob("ch*/ch*.py")):
         text = path.read_text()
         names |= set(re.findall(r'ag\.experiments\.steps\("([a-z0-9_]+)"\)', text))
         # A chapter whose cell names its picture through its package: steps(**chNN.chart())
-        names |= {getattr(ag.problems, chapter).chart()["name"] for chapter in
-                  re.findall(r'ag\.experiments\.steps\(\*\*(ch\d\d[a-z]?)\.chart\(\)\)', text)}
     assert names, "no chapter draws a recorded measurement"
+    names |= {getattr(ag.problems, chapter).chart()["name"] for chapter in CHART_CHAPTERS}
     assert {"ch13_measure", "ch14_measure", "ch15_measure", "ch16_measure"} <= names
     for name in sorted(names):
         kept = ag.experiments.recorded(f"h200_{name}")
@@ -285,7 +290,7 @@ def test_every_measuring_cell_has_its_recorded_h200_run(repo_root):
         assert len(kept["rows"]) >= 2 and all(r["ms"] > 0 for r in kept["rows"]), name
 
 
-@pytest.mark.parametrize("chapter", ["ch13", "ch14", "ch15", "ch16"])
+@pytest.mark.parametrize("chapter", CHART_CHAPTERS)
 def test_a_recorded_chart_is_what_the_cell_would_draw_from_those_rows(chapter):
     """The course's H200 run of a chapter's measuring cell, drawn in CPU mode, has the bars and the
     vendor's line that the cell's own ``chart`` makes of the same rows on a GPU: a label renamed

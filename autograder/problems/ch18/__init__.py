@@ -14,7 +14,7 @@ Files: ``specs.py`` the graded exercises (sizes, spec, bounds, launches, baselin
 ``references.py`` the course's kernels, ``notebook.py`` what the notebook's other cells call.
 """
 
-from autograder.problems.ch18.notebook import (cutoff_error, measure, recorded_measure,
+from autograder.problems.ch18.notebook import (chart, cutoff_error, measure,
                                                run_scatter, small_slice, time_cpu_potential)
 from autograder.problems.ch18.references import (COARSEN_MAX, reference_coarsened,
                                                  reference_coarsened_consecutive,
@@ -29,12 +29,11 @@ from autograder.problems.ch18.specs import (BASELINES, BLOCK_SHAPES, BOUNDARY, M
                                             slice_sample)
 
 __all__ = ["BASELINES", "BLOCK_SHAPES", "BOUNDARY", "COARSEN_MAX", "MIN_DZ", "PROBLEMS",
-           "SPEED_BLOCK", "SPEED_SLICE", "bin_atoms", "binned_work", "bins_for",
+           "SPEED_BLOCK", "SPEED_SLICE", "bin_atoms", "binned_work", "bins_for", "chart",
            "coalesced_writer", "cutoff_case", "cutoff_error", "dcs_coarsened", "dcs_cutoff",
            "dcs_gather", "gather_sample", "measure", "potential_at", "potential_host",
-           "random_atoms", "recorded_measure", "reference_coarsened",
-           "reference_coarsened_consecutive", "reference_cutoff", "reference_gather",
-           "reference_scatter", "run_scatter", "slice_bytes", "slice_flops", "slice_sample",
-           "small_slice", "time_cpu_potential"]
+           "random_atoms", "reference_coarsened", "reference_coarsened_consecutive",
+           "reference_cutoff", "reference_gather", "reference_scatter", "run_scatter",
+           "slice_bytes", "slice_flops", "slice_sample", "small_slice", "time_cpu_potential"]
 
 PROBLEMS = (dcs_gather, dcs_coarsened, dcs_cutoff, binned_work)

@@ -10,7 +10,7 @@ speed bar), ``references.py`` the course's kernels, ``notebook.py`` what the not
 cells call.
 """
 
-from autograder.problems.ch19.notebook import (bounds, measure, show_decompositions,
+from autograder.problems.ch19.notebook import (bounds, chart, measure, show_decompositions,
                                                three_bodies, time_cpu, try_kernel)
 from autograder.problems.ch19.references import (BLOCK_MAX, reference_gather, reference_scatter,
                                                  reference_tiled, scatter_step)
@@ -20,11 +20,11 @@ from autograder.problems.ch19.specs import (BASELINES, BLOCK_SIZES, FLOPS_PER_PA
                                             nbody_sample, nbody_tiled, nbody_tolerance)
 
 __all__ = ["BASELINES", "BENCH_VARIANTS", "BLOCK_MAX", "BLOCK_SIZES", "FLOPS_PER_PAIR", "PER_TERM",
-           "PROBLEMS", "SPEED_BLOCK", "SPEED_N", "bounds", "measure", "nbody_bound", "nbody_bytes",
-           "nbody_flops", "nbody_gather", "nbody_host", "nbody_inputs", "nbody_sample",
-           "nbody_tiled", "nbody_tolerance", "reference_gather", "reference_scatter",
-           "reference_tiled", "scatter_step", "show_decompositions", "three_bodies", "time_cpu",
-           "try_kernel"]
+           "PROBLEMS", "SPEED_BLOCK", "SPEED_N", "bounds", "chart", "measure", "nbody_bound",
+           "nbody_bytes", "nbody_flops", "nbody_gather", "nbody_host", "nbody_inputs",
+           "nbody_sample", "nbody_tiled", "nbody_tolerance", "reference_gather",
+           "reference_scatter", "reference_tiled", "scatter_step", "show_decompositions",
+           "three_bodies", "time_cpu", "try_kernel"]
 
 PROBLEMS = (nbody_bound, nbody_gather, nbody_tiled)
 

@@ -160,3 +160,18 @@ def measure(kernels: dict | None = None, n: int = SPEED_N, repeats: int = 10, se
     out.append({"label": "CPU: " + base.label, "ms": stats.median_ms, "gflops": stats.gflops,
                 "bound_ms": None, "right": _right(host, inputs)})
     return out
+
+
+CHART = "ch19_measure"      # the measuring cell's recorded picture: h200_ch19_measure.json here
+
+
+def chart(rows: list[dict] | None = None) -> dict:
+    """What the measuring cell draws (``ag.experiments.steps(**chart(rows))``): each GPU row of
+    :func:`measure` as a bar, with its roofline bound as a mark. Without a GPU, ``chart()`` names
+    the course's own run of it instead, recorded on the H200 (``h200_ch19_measure.json`` in this
+    folder)."""
+    if rows is None:
+        return {"name": CHART}
+    gpu = [r for r in rows if r["bound_ms"] is not None]
+    return {"name": CHART, "rows": gpu, "bounds": {r["label"]: r["bound_ms"] for r in gpu},
+            "title": f"One N-body step of {SPEED_N:,} bodies"}
