@@ -25,9 +25,10 @@ def small_scan(n: int = 10, m: int = 7, seed: int = 17) -> dict:
     """A scan of ``n`` voxels and ``m`` samples (the check's kind of inputs), with its float64
     answer ``re``, ``im`` and the bound of a kernel with libdevice's sin and cos, ``bound``."""
     scan = scan_inputs(np.random.default_rng(seed), (n, m))
-    scan["re"], scan["im"] = fhd_host(**scan)
-    scan["bound"] = fhd_bound(**scan, trig=TRIG_PLAIN)
-    scan["bound_fast"] = fhd_bound(**scan, trig=TRIG_FAST)
+    args = dict(scan)
+    scan["re"], scan["im"] = fhd_host(**args)
+    scan["bound"] = fhd_bound(**args, trig=TRIG_PLAIN)
+    scan["bound_fast"] = fhd_bound(**args, trig=TRIG_FAST)
     return scan
 
 
@@ -214,3 +215,30 @@ def measure(kernels: dict | None = None, size=SPEED_SIZE, repeats: int = 10, see
            size, scan, False, note=f"{len(built['kernels'])} kernels compiled in "
                                    f"{built['compile_s']:.2f} s before timing")
     return out
+
+
+# ---- what sin and cos compile to ---------------------------------------------------------------------
+
+def trig_code(kernel, scan: dict | None = None) -> dict:
+    """Compile ``kernel`` (launched one thread per voxel) for an H200 (no GPU needed, the CUDA
+    toolkit wheels are) and pick out how it computes sine and cosine: the PTX lines of the
+    hardware approximations, the SASS lines of the sine unit (``MUFU.SIN``/``MUFU.COS``) and of
+    the argument's reduction (``FMUL.RZ`` by 1/(2π)), the PTX's length and the stack bytes
+    (libdevice's slow path for large arguments keeps an array there). ``missing``: what to
+    install, when the compiler is not here."""
+    from numba import cuda as numba_cuda
+
+    from autograder.learner.visual import code
+    scan = scan or small_scan()
+    n = scan["x"].size
+    args = [numba_cuda.to_device(scan[k]) for k in NAMES]
+    args += [numba_cuda.device_array(n, np.float32), numba_cuda.device_array(n, np.float32)]
+    compiled = code.compile_kernel(kernel, *args)
+    ptx = [line.strip() for line in compiled.ptx.splitlines()
+           if ".approx" in line and ("sin" in line or "cos" in line)]
+    sass = [line.split("*/", 1)[-1].strip() for line in compiled.sass.splitlines()
+            if "MUFU.SIN" in line or "MUFU.COS" in line or "FMUL.RZ" in line]
+    return {"ptx_approx": ptx, "sass_trig": sass, "ptx_lines": len(compiled.ptx.splitlines()),
+            "stack_bytes": compiled.resources.stack_bytes, "registers": compiled.resources.registers,
+            "missing": compiled.install_message() if compiled.missing else "",
+            "error": compiled.error}
