@@ -10,6 +10,7 @@ import time
 
 import numpy as np
 
+from autograder.core.spec import skipped_while_graded
 from autograder.machine import device
 from autograder.problems.ch17.references import (TWO_PI, reference_fhd_chunked,
                                                  reference_fhd_gather, reference_fhd_gather_fast,
@@ -219,13 +220,14 @@ def measure(kernels: dict | None = None, size=SPEED_SIZE, repeats: int = 10, see
 
 # ---- what sin and cos compile to ---------------------------------------------------------------------
 
-def trig_code(kernel, scan: dict | None = None) -> dict:
+@skipped_while_graded("The compiled sine and cosine")
+def trig_code(kernel, scan: dict | None = None) -> dict | None:
     """Compile ``kernel`` (launched one thread per voxel) for an H200 (no GPU needed, the CUDA
     toolkit wheels are) and pick out how it computes sine and cosine: the PTX lines of the
     hardware approximations, the SASS lines of the sine unit (``MUFU.SIN``/``MUFU.COS``) and of
     the argument's reduction (``FMUL.RZ`` by 1/(2π)), the PTX's length and the stack bytes
     (libdevice's slow path for large arguments keeps an array there). ``missing``: what to
-    install, when the compiler is not here."""
+    install, when the compiler is not here. None while the notebook is graded."""
     from numba import cuda as numba_cuda
 
     from autograder.learner.visual import code

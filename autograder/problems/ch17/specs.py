@@ -328,18 +328,18 @@ fhd_error_bound = formula_problem(
 # ---- 17.3 the samples staged in shared memory, fast trigonometry -----------------------------------
 
 # As 17.1, with sizes that make the chunks' tails matter: M = 150 (two chunks of 64 and a tail of
-# 22), 20 (one partial chunk), 5; hidden 300 × 90 (4.5 times the largest visible in pairs, a tail
-# of 26), 1 × 200 and two random.
+# 22), 20 (one partial chunk), 5; hidden 200 × 70 (4.7 times the largest visible in pairs, a tail
+# of 6), 1 × 200 and two random. Small: the simulator records every shared-memory access.
 fhd_chunked = FhdProblem(
     "fhd_chunked",
     title="F^H·d with the k-space samples staged in shared memory, chunk by chunk, fast sin/cos",
     spec=_spec, make_inputs=scan_inputs, outputs=_outputs, tolerance=_tolerance_with(TRIG_FAST),
     launch=_launch, block_sizes=BLOCK_SIZES, visible_block_size=VISIBLE_BLOCK,
     blocks_for=_blocks,
-    cpu_sizes=Sizes(visible=((40, 150), (70, 20), (1, 5)), hidden=((300, 90), (1, 200)),
-                    hidden_random=(2, 1, 120)),
-    gpu_sizes=Sizes(visible=((32771, 1500), (40, 150), (70, 20), (1, 5)),
-                    hidden=((300, 90), (1, 200), (65537, 2999)), hidden_random=(3, 1, 4000)),
+    cpu_sizes=Sizes(visible=((20, 150), (70, 20), (1, 5)), hidden=((200, 70), (1, 200)),
+                    hidden_random=(2, 1, 80)),
+    gpu_sizes=Sizes(visible=((32771, 1500), (20, 150), (70, 20), (1, 5)),
+                    hidden=((200, 70), (1, 200), (65537, 2999)), hidden_random=(3, 1, 4000)),
     bytes_moved=fhd_bytes, flops=fhd_flops, reference=reference_fhd_chunked,
     sample_spec=_sample_with(TRIG_FAST), size_label=_label,
     value_hint=(GATHER_HINT + " Wrong only for the last samples? The last chunk is partial: "
