@@ -390,8 +390,8 @@ print(f"fast sin/cos: {fast:.3f}   libdevice: {plain:.3f}   (|F^H·d| is about "
 # Roughly 30 lines.
 #
 # **What the check does.** As 17.1, with blocks of 64 (32 and 96 hidden: more and fewer threads
-# than a chunk of 64) and sizes where the chunk's tail matters: 40 voxels × 150 samples (two
-# chunks and a tail of 22), 70 × 20, 1 × 5; hidden: 300 × 90, 1 × 200, two random. Judged within
+# than a chunk of 64) and sizes where the chunk's tail matters: 20 voxels × 150 samples (two
+# chunks and a tail of 22), 70 × 20, 1 × 5; hidden: 200 × 70, 1 × 200, two random. Judged within
 # the bound of Exercise 17.2 with fast trigonometry's `a` and `b` (per sample, with its own `A`):
 # an accurate kernel passes it too. In CPU mode the course records every shared-memory access
 # and stops at a read of a value no barrier separates from its write.
