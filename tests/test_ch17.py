@@ -313,3 +313,31 @@ def test_the_measuring_cell_runs_every_way_and_checks_each_result(monkeypatch):
                         size=(40, 24), repeats=1, scatter_fraction=4, chunk=10)
     assert [r["right"] for r in rows] == [True] * 4 + [True, False, True], rows
     assert "3 kernels compiled" in rows[-1]["note"]
+
+
+@pytest.mark.skipif(not CPU, reason="compile_ptx of the notebook's kernels: CPU mode only")
+def test_a_chunk_compiled_into_a_kernel_is_in_constant_memory():
+    """The notebook's claim: cuda.const.array_like of a captured array puts its values in the
+    PTX's constant bank (.const ... = {...}) and the kernel reads them with ld.const.f32 (a
+    chunk of 512: a chunk of a few samples is unrolled and folded into the instructions)."""
+    import subprocess
+    import sys
+    from autograder.learner.visual import code
+    found = code.find_toolkit()
+    if not (found.get("nvvm") and found.get("nvrtc")):
+        pytest.skip("the CUDA toolkit wheels are not installed")
+    script = ("import os; os.environ['AAG_BACKEND'] = 'cpu'\n"
+              "import numpy as np\n"
+              "from numba import cuda, types\n"
+              "import numba.cuda.dispatcher as d\n"
+              "class Dev: compute_capability = (9, 0)\n"
+              "d.get_current_device = lambda: Dev\n"
+              "from autograder.problems.ch17 import notebook as nb\n"
+              "k = nb.const_chunk_kernel(np.arange(2560, dtype=np.float32).reshape(5, 512))\n"
+              "f = types.float32[::1]\n"
+              "ptx, _ = cuda.compile_ptx(k.py_func, (f,) * 5, cc=(9, 0))\n"
+              "print('CONST' if '_cudapy_cmem[10240]' in ptx and 'ld.const.f32' in ptx else ptx)\n")
+    import os
+    proc = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True,
+                          timeout=300, env={**os.environ, "NUMBA_ENABLE_CUDASIM": "0"})
+    assert proc.returncode == 0 and "CONST" in proc.stdout, proc.stdout[-2000:] + proc.stderr[-2000:]

@@ -233,12 +233,14 @@ ag.problems.ch17.fhd_gather.check_speed(fhd_gather_kernel)
 # }
 # ```
 #
-# **Numba CUDA has no `__constant__` variable that the host can write.** Its only route into
-# constant memory is `cuda.const.array_like(a)` inside a kernel, where `a` is a NumPy array known
-# **when the kernel is compiled** (a global or a captured variable): its values are built into the
-# compiled kernel. There is no `cudaMemcpyToSymbol`: a new chunk of samples means a new kernel, and
-# a new compilation (a fraction of a second each on a GPU: thousands of kernel launches' worth).
-# Here is that route, one kernel compiled per chunk of 3 samples, on the small scan:
+# **Numba CUDA has no `__constant__` variable that the host can write.** Its routes into
+# constant memory are all taken **when the kernel is compiled**: `cuda.const.array_like(a)` inside
+# a kernel, or simply reading a NumPy array `a` that the kernel finds as a global or captured
+# variable. Either way the array's values are written into the compiled code: its PTX declares
+# `.const .align 4 .b8 _cudapy_cmem[…] = {…the bytes of a…}` and reads it with `ld.const.f32`.
+# There is no `cudaMemcpyToSymbol`: a new chunk of samples means a new kernel, and a new
+# compilation (a fraction of a second each on a GPU: thousands of kernel launches' worth). Here is
+# that route, one kernel compiled per chunk of 3 samples, on the small scan:
 
 # %%
 built = ch17.fhd_by_constant_chunks(scan, chunk=3, threads=32)
@@ -283,9 +285,9 @@ for label, kernel in (("math.sin, math.cos", ch17.reference_fhd_gather()),
     print("   PTX:", found["ptx_approx"][:2], "\n   SASS:", found["sass_trig"][:3])
 
 # %% [markdown]
-# The accurate kernel's PTX has no approximate instruction: `sinf` and `cosf` are inlined as a
-# few hundred instructions, with a stack array for the slow path of very large arguments. The
-# fast one's PTX has `sin.approx.ftz.f32` and `cos.approx.ftz.f32`, and its machine code (SASS)
+# The accurate kernel's PTX has no approximate instruction: libdevice's `sinf` and `cosf` are
+# inlined, with a stack array (the 32 bytes above) for the slow, exact reduction of very large
+# arguments. The fast one's PTX (about as long: its loop is unrolled four times) has `sin.approx.ftz.f32` and `cos.approx.ftz.f32`, and its machine code (SASS)
 # shows how the hardware handles any θ: `FMUL.RZ` multiplies θ by `0.15915493667…` (1/(2π), as a
 # float32) **rounding toward zero**, then `MUFU.SIN` and `MUFU.COS` take that number of turns.
 # Two errors follow:
@@ -506,8 +508,8 @@ except ag.timing.NeedsGPU as why:
 # needs one compiled kernel per chunk of at most ~3,000 samples: 7 compilations for this scan,
 # each a fraction of a second, which is more than the kernels' run and must be paid again for
 # every scan, since the samples are baked into the code. (3) fastmath replaces libdevice's
-# inlined sinf/cosf (hundreds of PTX lines, a stack array) by FMUL.RZ by 1/(2π) and MUFU.SIN /
-# MUFU.COS, a few instructions. Their error is a + b·|θ| ≈ 2⁻²¹ + 2⁻²²·302 ≈ 7.2·10⁻⁵ at the largest
+# inlined sinf/cosf (a polynomial after a careful argument reduction, with a stack array for large
+# arguments) by FMUL.RZ by 1/(2π) and MUFU.SIN / MUFU.COS, three instructions for both. Their error is a + b·|θ| ≈ 2⁻²¹ + 2⁻²²·302 ≈ 7.2·10⁻⁵ at the largest
 # θ, against under 2.4·10⁻⁷ for libdevice; with mu_sum = 20,011 the fast bound is 27.2 against 25.7
 # for libdevice: the float32 summation part (γ_20013·20,011 ≈ 23.9) dominates both, and the
 # argument's own float32 error (γ_5·302 ≈ 9·10⁻⁵ per term) is as large as the fast sine's. So for
