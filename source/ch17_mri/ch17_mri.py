@@ -82,8 +82,8 @@ for r in ([] if why else ch17.time_cpu_fhd()):
 # %% [markdown]
 # ## The first parallel form: a thread per sample
 #
-# The loop nest is "for every sample, for every voxel". PMPP's first kernel (§17.3, Fig. 17.5
-# and 17.6) parallelizes the outer loop: one thread per sample `m`, looping over all voxels. Each
+# The loop nest is "for every sample, for every voxel". PMPP's first kernel (§17.3, step 1: the
+# kernel's parallelism) parallelizes the outer loop: one thread per sample `m`, looping over all voxels. Each
 # thread must then **add into every voxel**, and all `M` threads add into the same `N` voxels at
 # once: every add must be atomic. Read it and run it on the small scan (the outputs start at zero):
 
@@ -138,7 +138,7 @@ except Exception as failure:                  # CPU mode: the race detector stop
 # GPU, where a warp's 32 threads do this at once, most terms are lost and the result is wrong by
 # far more than any bound. Atomics fix it at the price above.
 #
-# **Interchange the loops** (PMPP §17.3, Fig. 17.9): "for every voxel, for every sample". Now one
+# **Interchange the loops** (PMPP §17.3, step 1): "for every voxel, for every sample". Now one
 # thread per voxel gathers all `M` terms into two local variables (registers), and stores each
 # output once. No two threads write the same place: no atomics, no race, and `N` threads (a 64³
 # volume is 262,144) fill the GPU. The arithmetic is the same `N·M` pairs; only who does which
@@ -159,8 +159,8 @@ except Exception as failure:                  # CPU mode: the race detector stop
 # both outputs filled with NaN. Visible: 150 voxels × 37 samples, 70 × 20, 1 × 5; hidden: 333 × 70,
 # 1 × 200 and two random sizes. Voxels lie in `[−½, ½)³`, samples up to ±24 cycles, so θ reaches
 # a few hundred radians; μ has a random offset and scale. Each output is judged against a float64
-# answer within an **error bound** (PMPP's Fig. 17.11 shows the image error of such choices; here
-# it is per voxel):
+# answer within an **error bound** (PMPP §17.3 measures the image error of such choices; here it is
+# per voxel):
 #
 # - θ itself is computed in float32, off by at most `γ_5` relative to `A = 2π·(|kx·x| + |ky·y| +
 #   |kz·z|)`, and cosine and sine pass that on (their slope is at most 1);
@@ -216,7 +216,7 @@ ag.problems.ch17.fhd_gather.check_speed(fhd_gather_kernel)
 # ## Registers, constant memory, and what Numba can do
 #
 # In the gather kernel every thread of a warp reads `kx[m]`, `ky[m]`, … for the **same** `m` at
-# the same time: one address for 32 threads. PMPP (§17.3, Fig. 17.13–17.14) puts the samples in
+# the same time: one address for 32 threads. PMPP (§17.3, step 2: the memory bandwidth limit) puts the samples in
 # **constant memory**, whose cache broadcasts one value to a whole warp in one access, and since
 # constant memory holds only 64 KiB, it copies the samples in **chunks**, launching the kernel
 # once per chunk. In CUDA C++:
@@ -259,7 +259,7 @@ print(f"{len(built['kernels'])} kernels, built and first run in {built['compile_
 # thread copies a few), waits at a barrier, and then every thread reads sample `j` of the chunk at
 # the same time: one shared-memory address for the whole warp, which shared memory **broadcasts**
 # without a bank conflict. The block then waits again before the next chunk overwrites it. Each
-# sample is read from global memory once per block instead of once per thread. PMPP's Fig. 17.15
+# sample is read from global memory once per block instead of once per thread. PMPP's §17.3
 # goes one step further for the cache: the samples of one chunk stored together, one struct per
 # sample, so one cache line brings all five of its values.
 #
@@ -514,14 +514,14 @@ except ag.timing.NeedsGPU as why:
 # for libdevice: the float32 summation part (γ_20013·20,011 ≈ 23.9) dominates both, and the
 # argument's own float32 error (γ_5·302 ≈ 9·10⁻⁵ per term) is as large as the fast sine's. So for
 # a reconstruction, whose data carry noise far above 10⁻⁴ relative, I would use fastmath, after
-# checking the image error as PMPP's Fig. 17.11 does; if the arguments grew much larger (finer
+# checking the image error as PMPP §17.3 does; if the arguments grew much larger (finer
 # grids), I would reduce θ in float64 or in turns before the fast sine.
 
 # %% [markdown]
 # ## Going further (not graded)
 #
 # - Store the samples of a chunk together, one struct of five values per sample (a `[CHUNK, 5]`
-#   array), as PMPP's Fig. 17.15 does for the constant cache: does the shared-memory version care?
+#   array), as PMPP §17.3 does for the constant cache: does the shared-memory version care?
 # - Compute θ in turns instead of radians (`kx·x + ky·y + kz·z`, then `math.sin(TWO_PI * t)` with
 #   `t` reduced by `t − round(t)` first): the fast sine's argument is then always small. What
 #   happens to the bound's `b` part, and to the measured error?
