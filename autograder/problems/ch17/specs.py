@@ -98,11 +98,44 @@ def _tolerance_with(trig):
     return tolerance
 
 
+@njit_on_first_call
+def _sample_loop():
+    import math
+    import numba
+
+    @numba.njit(parallel=True, cache=False)
+    def fhd_at(kx, ky, kz, x, y, z, rMu, iMu, idx, re, im):
+        # float64 throughout, one voxel per iteration: the speed test checks 4096 voxels after
+        # every timed call, 8·10⁷ pairs at the speed size; NumPy would take seconds each time.
+        for i in numba.prange(idx.size):
+            n = idx[i]
+            xn, yn, zn = np.float64(x[n]), np.float64(y[n]), np.float64(z[n])
+            a = 0.0
+            b = 0.0
+            for m in range(kx.size):
+                t = 2 * math.pi * (np.float64(kx[m]) * xn + np.float64(ky[m]) * yn
+                                   + np.float64(kz[m]) * zn)
+                c, s = math.cos(t), math.sin(t)
+                a += np.float64(rMu[m]) * c - np.float64(iMu[m]) * s
+                b += np.float64(iMu[m]) * c + np.float64(rMu[m]) * s
+            re[i] = a
+            im[i] = b
+    return fhd_at
+
+
+def fhd_sampled(kx, ky, kz, x, y, z, rMu, iMu, idx) -> tuple[np.ndarray, np.ndarray]:
+    """(rFhD, iFhD) in float64 at voxels ``idx`` (compiled with numba.njit, all cores)."""
+    idx = np.ascontiguousarray(idx, np.int64)
+    re, im = np.empty(idx.size), np.empty(idx.size)
+    _sample_loop(*(np.ascontiguousarray(a) for a in (kx, ky, kz, x, y, z, rMu, iMu)), idx, re, im)
+    return re, im
+
+
 def _sample_with(trig):
     def sample(inputs, idx):
         idx = np.asarray(idx, np.int64)
         args = {k: inputs[k] for k in _NAMES}
-        re, im = fhd_host(**args, idx=idx)
+        re, im = fhd_sampled(**args, idx=idx)
         t = fhd_bound(**args, trig=trig, idx=idx)
         return {"rFhD": re, "iFhD": im}, {"rFhD": t, "iFhD": t}
     return sample
