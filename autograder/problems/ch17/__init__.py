@@ -26,7 +26,7 @@ from autograder.problems.ch17.specs import (BASELINES, SPEED_SIZE, TRIG_FAST, TR
                                             fhd_bound, fhd_bytes, fhd_chunked, fhd_error_bound,
                                             fhd_flops, fhd_gather, fhd_host, scan_inputs)
 
-__all__ = ["BASELINES", "CHUNK", "PROBLEMS", "SPEED_SIZE", "TRIG_FAST", "TRIG_PLAIN",
+__all__ = ["BASELINES", "BENCH_VARIANTS", "CHUNK", "PROBLEMS", "SPEED_SIZE", "TRIG_FAST", "TRIG_PLAIN",
            "const_chunk_kernel", "fhd_bound", "fhd_by_constant_chunks", "fhd_bytes",
            "fhd_chunked", "fhd_error_bound", "fhd_flops", "fhd_gather", "fhd_host", "measure",
            "reference_fhd_chunked", "reference_fhd_gather", "reference_fhd_gather_fast",
@@ -37,3 +37,9 @@ PROBLEMS = (fhd_gather, fhd_error_bound, fhd_chunked)
 """Chapter 17's graded exercises: F^H·d with one thread per voxel, the error bound of the sum
 with approximate sine and cosine, and F^H·d with the samples staged in shared memory and fast
 trigonometry. A kernel case's size is ``(N, M)``: N voxels, M k-space samples."""
+
+BENCH_VARIANTS = {"fhd_gather": {
+    "the gather with fastmath=True (sin.approx.f32, cos.approx.f32)": reference_fhd_gather_fast,
+    "samples staged in shared memory, fastmath=True (17.3's reference)": reference_fhd_chunked,
+}}
+"""The kernels ``aag bench`` times beside 17.1's reference, with its launch and inputs."""
