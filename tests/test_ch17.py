@@ -290,8 +290,8 @@ def test_fastmath_compiles_sin_and_cos_to_the_hardware_approximation():
     found = code.find_toolkit()
     if not (found.get("nvvm") and found.get("nvrtc")):
         pytest.skip("the CUDA toolkit wheels are not installed")
-    plain = ch17.trig_code(ch17.reference_fhd_gather())
-    fast = ch17.trig_code(ch17.reference_fhd_gather_fast())
+    plain = ch17.trig_code(ch17.reference_fhd_gather(), code.compile_kernel)
+    fast = ch17.trig_code(ch17.reference_fhd_gather_fast(), code.compile_kernel)
     assert not plain["ptx_approx"] and plain["stack_bytes"] > 0, plain
     assert any("sin.approx" in line for line in fast["ptx_approx"]), fast
     if found.get("nvdisasm"):

@@ -221,21 +221,20 @@ def measure(kernels: dict | None = None, size=SPEED_SIZE, repeats: int = 10, see
 # ---- what sin and cos compile to ---------------------------------------------------------------------
 
 @skipped_while_graded("The compiled sine and cosine")
-def trig_code(kernel, scan: dict | None = None) -> dict | None:
-    """Compile ``kernel`` (launched one thread per voxel) for an H200 (no GPU needed, the CUDA
-    toolkit wheels are) and pick out how it computes sine and cosine: the PTX lines of the
-    hardware approximations, the SASS lines of the sine unit (``MUFU.SIN``/``MUFU.COS``) and of
-    the argument's reduction (``FMUL.RZ`` by 1/(2π)), the PTX's length and the stack bytes
+def trig_code(kernel, compile_kernel, scan: dict | None = None) -> dict | None:
+    """Compile ``kernel`` (launched one thread per voxel) for an H200 with ``compile_kernel``
+    (the course's code viewer, ``ag.visual.compile_kernel``: no GPU needed, the CUDA toolkit
+    wheels are) and pick out how it computes sine and cosine: the PTX lines of the hardware
+    approximations, the SASS lines of the sine unit (``MUFU.SIN``/``MUFU.COS``) and of the
+    argument's reduction (``FMUL.RZ`` by 1/(2π)), the PTX's length and the stack bytes
     (libdevice's slow path for large arguments keeps an array there). ``missing``: what to
     install, when the compiler is not here. None while the notebook is graded."""
     from numba import cuda as numba_cuda
-
-    from autograder.learner.visual import code
     scan = scan or small_scan()
     n = scan["x"].size
     args = [numba_cuda.to_device(scan[k]) for k in NAMES]
     args += [numba_cuda.device_array(n, np.float32), numba_cuda.device_array(n, np.float32)]
-    compiled = code.compile_kernel(kernel, *args)
+    compiled = compile_kernel(kernel, *args)
     ptx = [line.strip() for line in compiled.ptx.splitlines()
            if ".approx" in line and ("sin" in line or "cos" in line)]
     sass = [line.split("*/", 1)[-1].strip() for line in compiled.sass.splitlines()
