@@ -106,7 +106,7 @@ print("within the bound:", ch17.within_bound(got, scan))
 # It is right, and it is a bad plan: `2·M·N` atomic adds, each a read-modify-write of global
 # memory that the L2 cache serializes per address, so every voxel's `M` adds wait for one another;
 # and `M` threads (tens of thousands) may not even fill a large GPU. The measuring cell below times
-# it on a sixteenth of the samples: it is that slow.
+# it on a sixty-fourth of the samples: it is that slow.
 #
 # ## Break it: the scatter without atomics
 #
@@ -454,7 +454,7 @@ ag.problems.ch17.fhd_chunked.check_hidden(fhd_chunked_kernel)
 # ## Measure: scatter, gather, chunks and fast trigonometry
 #
 # On a GPU, the next cell times the speed test's scan (64³ voxels, 20,011 samples) six ways or
-# more: the scatter with atomics (on a sixteenth of the samples), the course's gather with
+# more: the scatter with atomics (on a sixty-fourth of the samples), the course's gather with
 # accurate and with fast trigonometry, the course's chunked shared-memory kernel, one compiled
 # kernel per constant-memory chunk (its compile time shown apart), and your two kernels. Each
 # result is checked at 1024 voxels against the bound its trigonometry allows. **Predict first:**
@@ -499,7 +499,7 @@ except ag.timing.NeedsGPU as why:
 # serialized at the L2 cache; with only 20,011 threads it also leaves most of a 132-SM GPU idle.
 # The gather does no atomics and 2N = 524,288 stores, keeps both sums in registers, and has
 # 262,144 threads; its per-pair cost is the trigonometry and a dozen FLOPs, so it runs at many
-# times the scatter's GFLOP/s (measured on the scatter's sixteenth of the samples). (2) In the
+# times the scatter's GFLOP/s (measured on the scatter's sixty-fourth of the samples). (2) In the
 # gather every thread loads kx, ky, kz, rMu, iMu for the same m at the same time: five loads per
 # pair from the L1 cache, against a dozen FLOPs. Staging a chunk in shared memory turns them into
 # shared-memory reads of one address per warp, which are broadcast without bank conflicts, and
