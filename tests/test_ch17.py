@@ -342,3 +342,19 @@ def test_a_chunk_compiled_into_a_kernel_is_in_constant_memory():
     proc = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True,
                           timeout=300, env={**os.environ, "NUMBA_ENABLE_CUDASIM": "0"})
     assert proc.returncode == 0 and "CONST" in proc.stdout, proc.stdout[-2000:] + proc.stderr[-2000:]
+
+
+def test_the_fast_sine_error_cell_runs_and_checks_against_its_bound(monkeypatch):
+    """trig_errors, run once in the simulator (which computes sin and cos in float64, so every
+    kernel is far inside its bound there); in CPU mode without the patch it needs a GPU."""
+    from autograder.machine import timing
+    if CPU:
+        with pytest.raises(ag.timing.NeedsGPU):
+            ch17.trig_errors()
+    monkeypatch.setattr(timing, "require_gpu", lambda *a, **k: None)
+    rows = ch17.trig_errors(extents=(4.0, 200.0), size=(40, 16), voxels=8,
+                            kernels={"flipped": _gather(sign=-1)})
+    assert [r["label"] for r in rows[:3]] == ["libdevice sin/cos", "fastmath=True", "flipped"]
+    assert all(r["bound_used"] < 1 for r in rows if r["label"] != "flipped"), rows
+    assert all(r["bound_used"] > 1 for r in rows if r["label"] == "flipped"), rows
+    assert rows[3]["theta_max"] > 40 * rows[0]["theta_max"]

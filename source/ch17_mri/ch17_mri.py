@@ -303,9 +303,22 @@ for label, kernel in (("math.sin, math.cos", ch17.reference_fhd_gather()),
 #
 # **CPU mode cannot show this error.** The simulator runs your kernel as Python, and Python's
 # `math.sin` computes in float64 whatever `fastmath` says: a fast kernel gives the accurate
-# answer there. The compiled code above is what a GPU runs; the measuring cell below checks each
-# kernel's result against the bound it is judged with.
-#
+# answer there. On a GPU, the next cell measures it: the course's gather kernel with libdevice's
+# and with fast sine and cosine, on scans whose samples reach ±4, ±24 and ±200 cycles (θ up to
+# about 38, 230 and 1900), each error given per unit of `Σ(|rMu| + |iMu|)` and as the fraction of
+# its bound used (the bound of the next exercise, sample by sample). **Predict first:** which
+# kernel's error grows with θ, and roughly how fast?
+
+# %%
+try:
+    for r in ch17.trig_errors():
+        print(f"{r['label']:18s} samples to ±{r['extent']:5.0f} cycles (θ up to {r['theta_max']:6.0f}):"
+              f" error {r['error']:.2e} per unit of μ, {100 * r['bound_used']:5.1f}% of its bound")
+except ag.timing.NeedsGPU as why:
+    print(why)
+    print("\nThe fast sine's error shows only on a GPU: the simulator computes every sine in float64.")
+
+# %% [markdown]
 # ## Predict: how far can the fast kernel be from the exact F^H·d?
 #
 # Before writing the fast kernel, put a number on its error. Take one voxel and `M` samples,

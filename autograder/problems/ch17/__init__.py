@@ -18,7 +18,7 @@ Files: ``specs.py`` the graded exercises (spec, bound, inputs, launches, baselin
 
 from autograder.problems.ch17.notebook import (const_chunk_kernel, fhd_by_constant_chunks,
                                                measure, run_fhd, small_scan, time_cpu_fhd,
-                                               trig_code, within_bound)
+                                               trig_code, trig_errors, within_bound)
 from autograder.problems.ch17.references import (CHUNK, reference_fhd_chunked,
                                                  reference_fhd_gather, reference_fhd_gather_fast,
                                                  reference_fhd_scatter)
@@ -31,7 +31,7 @@ __all__ = ["BASELINES", "BENCH_VARIANTS", "CHUNK", "PROBLEMS", "SPEED_SIZE", "TR
            "fhd_chunked", "fhd_error_bound", "fhd_flops", "fhd_gather", "fhd_host", "measure",
            "reference_fhd_chunked", "reference_fhd_gather", "reference_fhd_gather_fast",
            "reference_fhd_scatter", "run_fhd", "scan_inputs", "small_scan", "time_cpu_fhd",
-           "trig_code", "within_bound"]
+           "trig_code", "trig_errors", "within_bound"]
 
 PROBLEMS = (fhd_gather, fhd_error_bound, fhd_chunked)
 """Chapter 17's graded exercises: F^H·d with one thread per voxel, the error bound of the sum

@@ -244,3 +244,53 @@ def trig_code(kernel, compile_kernel, scan: dict | None = None) -> dict | None:
             "stack_bytes": compiled.resources.stack_bytes, "registers": compiled.resources.registers,
             "missing": compiled.install_message() if compiled.missing else "",
             "error": compiled.error}
+
+
+# ---- the fast sine's error, measured -------------------------------------------------------------------
+
+def _scan_of_extent(rng, size, extent: float) -> dict:
+    """A scan whose samples reach ±``extent`` cycles (θ up to about 3π·extent), μ of magnitude
+    about 1."""
+    n, m = size
+    k = (extent * rng.uniform(-1, 1, (3, m))).astype(np.float32)
+    v = rng.uniform(-0.5, 0.5, (3, n)).astype(np.float32)
+    mu = rng.uniform(-1, 1, (2, m)).astype(np.float32)
+    return {"kx": k[0], "ky": k[1], "kz": k[2], "x": v[0], "y": v[1], "z": v[2],
+            "rMu": mu[0], "iMu": mu[1]}
+
+
+def trig_errors(extents=(4.0, 24.0, 200.0), size=(8192, 2048), voxels: int = 512,
+                seed: int = 17, kernels: dict | None = None) -> list[dict]:
+    """On a GPU: how far the course's gather kernel with libdevice's sin/cos and with
+    ``fastmath=True`` (and ``kernels``: ``{label: kernel}``) land from the float64 F^H·d, on scans
+    whose samples reach ±extent cycles. Rows: label, extent, theta_max (the largest |θ|),
+    error (the largest |error| over ``voxels`` voxels, per unit of Σ(|rMu| + |iMu|)), bound_used
+    (the largest error / the bound of its kind: under 1 means within it). The simulator computes
+    sine and cosine in float64 whatever fastmath says, so this needs a GPU."""
+    from autograder.machine import timing
+    timing.require_gpu("Measuring the fast sine's error")
+    from numba import cuda
+    runs = {"libdevice sin/cos": (reference_fhd_gather(), False),
+            "fastmath=True": (reference_fhd_gather_fast(), True)}
+    runs.update({label: (kernel, True) for label, kernel in (kernels or {}).items()})
+    rng = np.random.default_rng(seed)
+    n = size[0]
+    idx = np.sort(rng.choice(n, size=min(voxels, n), replace=False))
+    out = []
+    for extent in extents:
+        scan = _scan_of_extent(rng, size, extent)
+        args = [cuda.to_device(scan[k]) for k in NAMES]
+        exact, _ = fhd_sampled(**scan, idx=idx)
+        weight = float(np.sum(np.abs(scan["rMu"].astype(np.float64))
+                              + np.abs(scan["iMu"].astype(np.float64))))
+        theta_max = float(2 * np.pi * sum(np.abs(scan[v]).max() * np.abs(scan[k]).max()
+                                          for v, k in (("x", "kx"), ("y", "ky"), ("z", "kz"))))
+        for label, (kernel, fast) in runs.items():
+            re, im = cuda.device_array(n, np.float32), cuda.device_array(n, np.float32)
+            kernel[(n + SPEED_BLOCK - 1) // SPEED_BLOCK, SPEED_BLOCK](*args, re, im)
+            err = np.abs(re.copy_to_host()[idx] - exact)
+            bound = fhd_bound(**scan, trig=TRIG_FAST if fast else TRIG_PLAIN, idx=idx)
+            out.append({"label": label, "extent": extent, "theta_max": theta_max,
+                        "error": float(err.max() / weight),
+                        "bound_used": float((err / bound).max())})
+    return out
