@@ -259,7 +259,7 @@ print(f"{len(built['kernels'])} kernels, built and first run in {built['compile_
 # thread copies a few), waits at a barrier, and then every thread reads sample `j` of the chunk at
 # the same time: one shared-memory address for the whole warp, which shared memory **broadcasts**
 # without a bank conflict. The block then waits again before the next chunk overwrites it. Each
-# sample is read from global memory once per block instead of once per thread. PMPP's §17.3
+# sample is read from global memory once per block instead of once per thread. PMPP §17.3
 # goes one step further for the cache: the samples of one chunk stored together, one struct per
 # sample, so one cache line brings all five of its values.
 #
@@ -287,8 +287,9 @@ for label, kernel in (("math.sin, math.cos", ch17.reference_fhd_gather()),
 # %% [markdown]
 # The accurate kernel's PTX has no approximate instruction: libdevice's `sinf` and `cosf` are
 # inlined, with a stack array (the 32 bytes above) for the slow, exact reduction of very large
-# arguments. The fast one's PTX (about as long: its loop is unrolled four times) has `sin.approx.ftz.f32` and `cos.approx.ftz.f32`, and its machine code (SASS)
-# shows how the hardware handles any θ: `FMUL.RZ` multiplies θ by `0.15915493667…` (1/(2π), as a
+# arguments. The fast one's PTX (about as long: its loop is unrolled four times) has
+# `sin.approx.ftz.f32` and `cos.approx.ftz.f32`, and its machine code (SASS) shows how the
+# hardware handles any θ: `FMUL.RZ` multiplies θ by `0.15915493667…` (1/(2π), as a
 # float32) **rounding toward zero**, then `MUFU.SIN` and `MUFU.COS` take that number of turns.
 # Two errors follow:
 #
