@@ -87,7 +87,10 @@ def fhd_bound(kx, ky, kz, x, y, z, rMu, iMu, trig=TRIG_PLAIN, idx=None) -> np.nd
 
 
 def _spec(kx, ky, kz, x, y, z, rMu, iMu, **launch):
-    re, im = fhd_host(kx, ky, kz, x, y, z, rMu, iMu)
+    if x.size * kx.size > 1 << 22:     # a GPU's cases (up to 2·10⁸ pairs): the compiled loop
+        re, im = fhd_sampled(kx, ky, kz, x, y, z, rMu, iMu, idx=np.arange(x.size))
+    else:
+        re, im = fhd_host(kx, ky, kz, x, y, z, rMu, iMu)
     return {"rFhD": re, "iFhD": im}
 
 
