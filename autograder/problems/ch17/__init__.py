@@ -16,8 +16,8 @@ Files: ``specs.py`` the graded exercises (spec, bound, inputs, launches, baselin
 ``references.py`` the course's kernels, ``notebook.py`` what the notebook's other cells call.
 """
 
-from autograder.problems.ch17.notebook import (const_chunk_kernel, fhd_by_constant_chunks,
-                                               measure, run_fhd, small_scan, time_cpu_fhd,
+from autograder.problems.ch17.notebook import (chart, const_chunk_kernel, fhd_by_constant_chunks,
+                                               measure, run_fhd, small_scan, time_cpu_fhd, TRIG,
                                                trig_code, trig_errors, within_bound)
 from autograder.problems.ch17.references import (CHUNK, reference_fhd_chunked,
                                                  reference_fhd_gather, reference_fhd_gather_fast,
@@ -26,10 +26,10 @@ from autograder.problems.ch17.specs import (BASELINES, SPEED_SIZE, TRIG_FAST, TR
                                             fhd_bound, fhd_bytes, fhd_chunked, fhd_error_bound,
                                             fhd_flops, fhd_gather, fhd_host, scan_inputs)
 
-__all__ = ["BASELINES", "BENCH_VARIANTS", "CHUNK", "PROBLEMS", "SPEED_SIZE", "TRIG_FAST", "TRIG_PLAIN",
-           "const_chunk_kernel", "fhd_bound", "fhd_by_constant_chunks", "fhd_bytes",
-           "fhd_chunked", "fhd_error_bound", "fhd_flops", "fhd_gather", "fhd_host", "measure",
-           "reference_fhd_chunked", "reference_fhd_gather", "reference_fhd_gather_fast",
+__all__ = ["BASELINES", "BENCH_VARIANTS", "CHUNK", "PROBLEMS", "SPEED_SIZE", "TRIG", "TRIG_FAST",
+           "TRIG_PLAIN", "chart", "const_chunk_kernel", "fhd_bound", "fhd_by_constant_chunks",
+           "fhd_bytes", "fhd_chunked", "fhd_error_bound", "fhd_flops", "fhd_gather", "fhd_host",
+           "measure", "reference_fhd_chunked", "reference_fhd_gather", "reference_fhd_gather_fast",
            "reference_fhd_scatter", "run_fhd", "scan_inputs", "small_scan", "time_cpu_fhd",
            "trig_code", "trig_errors", "within_bound"]
 

@@ -294,3 +294,19 @@ def trig_errors(extents=(4.0, 24.0, 200.0), size=(8192, 2048), voxels: int = 512
                         "error": float(err.max() / weight),
                         "bound_used": float((err / bound).max())})
     return out
+
+
+CHART = "ch17_measure"      # the measuring cell's recorded picture: h200_ch17_measure.json here
+TRIG = "h200_ch17_trig"     # the fast sine's errors measured on the H200 (trig_errors' rows)
+
+
+def chart(rows: list[dict] | None = None) -> dict:
+    """What the measuring cell draws (``ag.experiments.steps(**chart(rows))``): the rows of
+    :func:`measure` that compute the whole scan as bars (the scatter's, on a part of the samples,
+    is in its table only). Without a GPU, ``chart()`` names the course's own run of it instead,
+    recorded on the H200 (``h200_ch17_measure.json`` in this folder)."""
+    if rows is None:
+        return {"name": CHART}
+    n, m = SPEED_SIZE
+    return {"name": CHART, "rows": [r for r in rows if not r["label"].startswith("scatter")],
+            "title": f"F^H·d of {n:,} voxels and {m:,} samples"}
