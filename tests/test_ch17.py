@@ -342,3 +342,18 @@ def test_the_fast_sine_error_cell_runs_and_checks_against_its_bound(monkeypatch)
     assert all(r["bound_used"] < 1 for r in rows if r["label"] != "flipped"), rows
     assert all(r["bound_used"] > 1 for r in rows if r["label"] == "flipped"), rows
     assert rows[3]["theta_max"] > 40 * rows[0]["theta_max"]
+
+
+def test_the_h200s_fast_sine_errors_shipped_for_cpu_mode_stay_within_their_bounds():
+    """What CPU mode prints for the fast sine's error is the course's H200 run of ``trig_errors``:
+    both kinds of sine at every extent, each within its bound, and the fast one the larger error
+    at the largest arguments (what the cell asks the learner to predict)."""
+    kept = ag.experiments.recorded(ch17.TRIG)
+    assert "H200" in kept["device"] and kept["versions"]["numba-cuda"]
+    rows = kept["rows"]
+    assert {r["label"] for r in rows} == {"libdevice sin/cos", "fastmath=True"}
+    assert len({r["extent"] for r in rows}) == 3 and all(0 < r["bound_used"] <= 1 for r in rows)
+    widest = max(r["extent"] for r in rows)
+    fast, exact = (next(r["error"] for r in rows if r["extent"] == widest and r["label"] == label)
+                   for label in ("fastmath=True", "libdevice sin/cos"))
+    assert fast > exact
