@@ -4,7 +4,7 @@
 ``AAG_RECORD``) as ``$OUT/record/h200_chNN_measure.json``, to be copied into the chapter's folder,
 where the cell shows it to learners without a GPU.
 
-    python3 scripts/gpu-measure.py [--out DIR] [parts: ch13 ch14 ch15 ch16 profile]
+    python3 scripts/gpu-measure.py [--out DIR] [parts: ch13 ... ch19, profile]
 
 On the GPU machine through ``scripts/gpu-check measure``. Each part is timed with CUDA events
 after warm-up (the chapters' own ``measure``); one failing part does not stop the others."""
