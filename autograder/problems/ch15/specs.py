@@ -325,14 +325,15 @@ def _blocks(n, threads):
 # n; n % 4 picks the graph: 100 an R-MAT graph (800 edges), 81 a 9 x 9 grid, 70 R-MAT with
 # self-loops and doubled edges, 35 a dead end one step from the source; hidden: 2 vertices, 400
 # R-MAT (4 times the largest visible), 181 a grid of 14 columns (the last row partial, 25 levels
-# or more), two random sizes. On a GPU, up to a grid of 2^22 + 1 vertices (2,049 columns, about
-# 4,100 levels, a launch or more each).
+# or more), two random sizes. On a GPU, up to a grid of 4,800,001 vertices (2,191 columns, about
+# 4,400 levels, a launch or more each; about 17 million edges: past 2^24 elements, as every GPU
+# exercise's largest hidden case is).
 # Every case has a vertex for the learner's kernel to label: the judge fails a call whose kernel
 # stored nothing (so a source with no out-edge, or a graph of one vertex, is tested on the
 # course's loops in tests/test_ch15.py instead).
 CPU_SIZES = Sizes(visible=(100, 81, 70, 35), hidden=(2, 400, 181), hidden_random=(2, 40, 200))
 GPU_SIZES = Sizes(visible=(1_000_000, 250_001, 100, 81, 70, 35),
-                  hidden=(2, 400, 181, 4_194_305), hidden_random=(2, 60, 1_000_000))
+                  hidden=(2, 400, 181, 4_800_001), hidden_random=(2, 60, 1_000_000))
 
 
 def _push_launch(kernel, inputs, outputs, case):
