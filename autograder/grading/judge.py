@@ -685,6 +685,13 @@ def _judge_cases(student: StudentProcess, problem, call: CheckCall, settings: Se
         copies.append(msg.get("d2h", 0))   # for the instructor: inputs copied back to the host?
         if verdict.passed and problem.on_device and outcome.error is None:
             verdict = _launch_verdict(problem, case, msg) or verdict
+        if verdict.passed and not problem.on_device and msg.get("course_calls"):
+            verdict = Verdict(problem.name, False, case.describe(),
+                              "the answer is right, but it came from the course's own code "
+                              f"({'; '.join(msg['course_calls'][:3])}), not from yours",
+                              "write the computation in your own function: the exercise is "
+                              "the formula, and the course's functions that know the answer "
+                              "are not yours to call.")
         if not verdict.passed:
             verdict.cases_run = i + 1
             if hidden:

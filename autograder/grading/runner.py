@@ -82,6 +82,66 @@ def problem_by_path(path: str):
 _hooks: dict = {}
 
 
+# ---- answers in plain Python must not come from the course's code -----------------------------------
+
+_WATCH = {"on": False, "tampered": False}
+_TAMPER_EVENTS = ("sys.setprofile", "sys.settrace", "code.__new__")
+
+
+def _audit(event, args):
+    # Audit hooks cannot be removed: while a learner's formula runs, switching the profiler off
+    # (or on again), tracing, or building code objects (to relabel the course's code as one's
+    # own) is recorded, whatever the learner's code does to the profiler afterwards.
+    if _WATCH["on"] and event in _TAMPER_EVENTS:
+        _WATCH["tampered"] = True
+
+
+def watch_course_code(launch, seen: list):
+    """``launch`` with a profiler on while it runs: a call of any function defined in
+    ``autograder/problems/`` (the exercises' specs, references and helpers), other than
+    ``launch`` itself and the comprehensions in it, is appended to ``seen`` by name; so is a change of the profiler or the
+    tracer, or a code object built, during the call (an audit hook sees those)."""
+    import threading
+
+    # autograder/problems/, found from this file (grading sits below problems: no import of it)
+    root = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))),
+                        "problems") + os.sep
+    own: set = set()            # launch's code and the comprehensions inside it
+    todo = [getattr(launch, "__code__", None)]
+    while todo:
+        code = todo.pop()
+        if code is not None and code not in own:
+            own.add(code)
+            todo.extend(c for c in code.co_consts if hasattr(c, "co_filename"))
+    if not getattr(watch_course_code, "audited", False):
+        sys.addaudithook(_audit)
+        watch_course_code.audited = True
+
+    def profile(frame, event, arg):
+        if event == "call":
+            code = frame.f_code
+            if code not in own and code.co_filename.startswith(root):
+                seen.append(f"{os.path.relpath(code.co_filename, root)}: {code.co_name}")
+
+    def watched(*args, **kwargs):
+        # (threading.getprofile is Python 3.12's; 3.11 keeps the hook in a module global)
+        old = sys.getprofile()
+        old_threads = getattr(threading, "_profile_hook", None)
+        sys.setprofile(profile)
+        threading.setprofile(profile)
+        _WATCH["on"], _WATCH["tampered"] = True, False
+        try:
+            return launch(*args, **kwargs)
+        finally:
+            _WATCH["on"] = False
+            if _WATCH["tampered"] or sys.getprofile() is not profile:
+                seen.append("the grader's monitor (the profiler or tracer was changed, or code "
+                            "objects were built, while your function ran)")
+            sys.setprofile(old)
+            threading.setprofile(old_threads)
+    return watched
+
+
 class Harness:
     def __init__(self):
         from numba import cuda
@@ -90,6 +150,7 @@ class Harness:
 
         self.gpu = device.current().is_gpu
         self.cuda = cuda
+        self.course_calls: list[str] = []
         self._event = cuda.event
         self._device_sync = cuda.synchronize
         self._to_device = cuda.to_device
@@ -186,11 +247,13 @@ class Harness:
 
     def reset_counts(self) -> None:
         self.launches, self.d2h, self.streams = [], 0, 0
+        self.course_calls = []
 
     def counts(self) -> dict:
         return {"student_launches": sum(own for _, own in self.launches),
                 "foreign_launches": sorted({name for name, own in self.launches if not own}),
-                "d2h": self.d2h, "streams": self.streams}
+                "d2h": self.d2h, "streams": self.streams,
+                "course_calls": sorted(set(self.course_calls))}
 
     def recorded(self, launch):
         def wrapped(*args, **kwargs):
@@ -204,8 +267,14 @@ class Harness:
     # -- correctness ------------------------------------------------------------------------------
     def run_case(self, problem, submission, case, forget_inputs: bool = False):
         problem = copy.copy(problem)
-        problem.launch = self.recorded(problem.launch)
         self.reset_counts()
+        launch = problem.launch
+        if not problem.on_device:
+            # An answer in plain Python (a formula): the course's own functions that compute it
+            # ship in this package, so every call into the exercises' code while the learner's
+            # function runs is recorded, and the judge fails the case (see watch_course_code).
+            launch = watch_course_code(launch, self.course_calls)
+        problem.launch = self.recorded(launch)
         return problem.run_here(submission, case, forget_inputs=forget_inputs)
 
     # -- speed (GPU only) -------------------------------------------------------------------------
