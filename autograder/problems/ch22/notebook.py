@@ -36,7 +36,7 @@ def cpu_mode_table() -> list[tuple[str, str, str]]:
         ("cuda.mapped_array(...)", "pinned host memory the GPU reads over the bus",
          "a simulated device array"),
         ("cuda.managed_array(...)", "unified memory: pages migrate on first touch (page faults)",
-         "an ordinary NumPy array (no pages, no faults)"),
+         "missing (AttributeError): the simulator has no managed memory, no pages, no faults"),
         ("event.record(s); cuda.event_elapsed_time", "stamped when the GPU reaches the event",
          "stamped when the course's single in-order timeline reaches it (host clock)"),
     ]
@@ -49,10 +49,14 @@ def show_cpu_mode() -> None:
     print(f"backend: {device.current().label}")
     for call, gpu, cpu in cpu_mode_table():
         print(f"- {call}\n    GPU: {gpu}\n    CPU mode: {cpu}")
-    p = cuda.pinned_array(4, np.float32)
-    m = cuda.managed_array(4, np.float32)
-    print(f"\ntype(cuda.pinned_array(4))  = {type(p).__module__}.{type(p).__name__}")
-    print(f"type(cuda.managed_array(4)) = {type(m).__module__}.{type(m).__name__}")
+    print()
+    for name in ("pinned_array", "mapped_array", "managed_array"):
+        make = getattr(cuda, name, None)
+        if make is None:
+            print(f"cuda.{name}(4): not in this backend's numba.cuda")
+            continue
+        made = make(4, dtype=np.float32)
+        print(f"cuda.{name}(4): a {type(made).__module__}.{type(made).__name__}")
 
 
 # ---- one pipeline call, with the grader's eye on it ----------------------------------------------
