@@ -330,7 +330,7 @@ except ag.timing.NeedsGPU as why:
 # **What the check does.** Blocks of 32 threads (32, 64 and 128 in the hidden tests), `out`
 # filled with NaN. Visible: 7 problems of 300 elements in all (problem 0 empty, others longer than
 # a block), 3 of 70, and 1 of 1; hidden: 30 problems of 1,200 elements, a problem alone, 6 problems
-# for 4 elements (most empty), and random batches. Tolerance as in 22.1. **The speed test** (on a
+# for 4 elements (most empty), 3 problems of 2,500 elements, and random batches. Tolerance as in 22.1. **The speed test** (on a
 # GPU) runs 2,000 problems of 8.4 million elements in all, blocks of 256, against the course's
 # kernel timed in the same run and NumPy on one core: you need at least 50% of the course's speed
 # and 5× NumPy's. In CPU mode it says that it needs a GPU.

@@ -478,10 +478,15 @@ BATCHED_BASELINES = {"numpy": Baseline("NumPy, a and b repeated per element (1 c
 # thousands, cut at random): what 2,000 separate launches would do in 2,000 × 5-10 µs.
 BATCHED_SPEED = (2000, (1 << 23) + 3)
 
-BATCHED_CPU = Sizes(visible=((7, 300), (3, 70), (1, 1)), hidden=((30, 1200), (1, 97), (6, 4)),
+# Sizes are (P problems, total elements), cut at random places (problem 0 empty from 3 problems
+# on). Visible (blocks of 32): 7 problems of 300 elements (the longest 157, five rounds of a block),
+# 3 of 70, 1 of 1. Hidden: 30 of 1,200; one of 97; 6 for 4 elements (most empty); 3 of 2,500 (two
+# problems of over 1,000 elements, far longer than any visible one); and random batches, over
+# blocks of 32, 64 and 128. On a GPU the speed test's batch is one of the hidden ones.
+BATCHED_CPU = Sizes(visible=((7, 300), (3, 70), (1, 1)), hidden=((30, 1200), (1, 97), (6, 4), (3, 2500)),
                     hidden_random=(2, 2, 60))
 BATCHED_GPU = Sizes(visible=((7, 300), (3, 70), (1, 1)),
-                    hidden=((30, 1200), (1, 97), (6, 4), BATCHED_SPEED),
+                    hidden=((30, 1200), (1, 97), (6, 4), (3, 2500), BATCHED_SPEED),
                     hidden_random=(2, 2, 100_000), speed=BATCHED_SPEED)
 
 batched = Problem(
