@@ -63,7 +63,14 @@ def _nothing(x, out, a, b):
     pass
 
 
-def _pipeline(wait=None, pieces=None, stream=True, host=False, course=False):
+@cuda.jit
+def _copy(x, out, a, b):
+    i = cuda.grid(1)
+    if i < x.size:
+        out[i] = x[i]
+
+
+def _pipeline(wait=None, pieces=None, stream=True, host=False, course=False, launder=False):
     """A pipeline: right with the defaults, else with one fault (``wait``: 'device' or 'stream'
     after each piece; ``pieces``: a fixed count; no ``stream``: default-stream copies; ``host``:
     NumPy into out after a kernel that stores nothing; ``course``: the course's pipeline)."""
@@ -76,9 +83,12 @@ def _pipeline(wait=None, pieces=None, stream=True, host=False, course=False):
         for i in range(k):
             lo, hi = i * n // k, (i + 1) * n // k
             q = queues[i % streams]
-            d = cuda.to_device(x[lo:hi], stream=q if stream else 0)
+            # launder: the host computes the piece and sends its result through the device.
+            src = (a * x[lo:hi] + b).astype(np.float32) if launder else x[lo:hi]
+            d = cuda.to_device(src, stream=q if stream else 0)
             r = cuda.device_array(hi - lo, np.float32)
-            (_nothing if host else _axpb)[(hi - lo + 63) // 64, 64, q](d, r, a, b)
+            (_nothing if host else _copy if launder else _axpb)[(hi - lo + 63) // 64, 64, q](
+                d, r, a, b)
             if not host:
                 r.copy_to_host(out[lo:hi], stream=q if stream else 0)
             if wait == "stream":
@@ -99,8 +109,9 @@ def _pipeline(wait=None, pieces=None, stream=True, host=False, course=False):
     ({"stream": False}, "was not queued on a stream"),
     ({"host": True}, "was never the target of a copy back"),
     ({"course": True}, "no kernel of yours ran"),
+    ({"launder": True}, "came from a host array that is not a piece of `x`"),
 ], ids=["right", "stream-wait", "device-wait", "fixed-pieces", "default-stream", "host-numpy",
-        "course-pipeline"])
+        "course-pipeline", "host-result-through-the-device"])
 def test_pipeline_check_passes_a_right_pipeline_and_says_what_is_wrong(fault, expected):
     assert_judged(ch22.pipeline, _pipeline(**fault), expected, hidden=False)
 
@@ -218,6 +229,33 @@ def _ilp_one_each(x, out, a, b):
     i = cuda.grid(1)
     if i < x.size:
         out[i] = a * x[i] + b
+
+
+@cuda.jit
+def _touch_batched(x, offsets, a, b, out):
+    p = cuda.blockIdx.x
+    j = offsets[p] + cuda.threadIdx.x
+    while j < offsets[p + 1]:
+        v = a[p] * x[j] + b[p]  # noqa: F841  (read, never stored)
+        j += cuda.blockDim.x
+
+
+class _LooksLikeAKernel:
+    """Launches a kernel that reads everything and stores nothing, then writes NumPy's answer."""
+
+    def __getitem__(self, config):
+        def run(x, offsets, a, b, out):
+            _touch_batched[config[0], config[1]](x, offsets, a, b, out)
+            lengths = np.diff(np.asarray(offsets))
+            host = np.repeat(np.asarray(a), lengths) * np.asarray(x) + np.repeat(
+                np.asarray(b), lengths)
+            out.copy_to_device(host.astype(np.float32))
+        return run
+
+
+@pytest.mark.skipif(not CPU, reason="the data-flow record of CPU mode")
+def test_batched_numpy_behind_a_kernel_that_stores_nothing_fails():
+    assert_judged(ch22.batched, _LooksLikeAKernel(), "", hidden=False)
 
 
 def test_course_kernels_pass_and_one_element_per_thread_fails():
