@@ -108,8 +108,9 @@ class StreamTrace:
     the call (a value written by the host afterwards is caught); on a GPU the copies are
     asynchronous and only their places, streams and order are checked."""
 
-    def __init__(self, x: np.ndarray, out: np.ndarray):
+    def __init__(self, x: np.ndarray, out: np.ndarray, course: bool = False):
         self.x, self.out = x, out
+        self.course = course        # the course's own pipeline, checked by the course's tests
         self.copies_in: list[tuple[int, int, int]] = []     # (start, stop, stream id or 0)
         self.copies_out: list[tuple[int, int, int]] = []
         self.delivered: list[tuple[int, np.ndarray]] = []   # CPU mode: (start, values)
@@ -250,8 +251,8 @@ class StreamTrace:
     # -- the verdict ------------------------------------------------------------------------
     def verdict(self, n: int, chunks: int, streams: int) -> str | None:
         """One sentence on what is wrong with how the call moved its data, or None."""
-        own = [name for name, mine in self.launches if mine]
-        foreign = sorted({name for name, mine in self.launches if not mine})
+        own = [name for name, mine in self.launches if mine or self.course]
+        foreign = sorted({name for name, mine in self.launches if not (mine or self.course)})
         if not own:
             return ("no kernel of yours ran during the call: the result was computed some other "
                     "way (on the host, or by the course's or a library's kernel)")
@@ -353,7 +354,12 @@ class PipelineProblem(Problem):
             args = {k: v for k, v in case.inputs.items() if k != "x"}
             if forget_inputs:
                 case.inputs["x"] = None
-            with StreamTrace(x, out) as trace:
+            # The course's own pipeline may launch the course's kernels when the course's tests
+            # run it; never in the judge's student process (forget_inputs), where a submission
+            # that is the course's pipeline would otherwise pass.
+            from autograder.grading.provenance import is_course_code
+            course = not forget_inputs and is_course_code(submission)
+            with StreamTrace(x, out, course) as trace:
                 self.launch(submission, {"x": x, **args}, {"out": out}, case)
                 _wait_for_the_gpu(self.time_limit(case))
             outcome.outputs = {"out": np.array(out, copy=True)}
