@@ -38,8 +38,8 @@ ch22 = ag.problems.ch22
 # ## The idea: the GPU is on the other side of a bus, and Python is slow to talk to it
 #
 # Every kernel so far took its inputs from device memory and left its outputs there. Real data
-# starts on the host: it must cross the PCIe bus (about 50 GB/s each way on a PCIe 5 H200, eighty
-# times less than the H200's own 4.8 TB/s), and the host must tell the GPU what to do, one call at
+# starts on the host: it must cross the PCIe bus (about 50 GB/s each way on a PCIe 5 H200, nearly
+# a hundred times less than the H200's own 4.8 TB/s), and the host must tell the GPU what to do, one call at
 # a time, from Python. Three things follow.
 #
 # 1. **Copies and kernels can overlap.** A GPU has copy engines separate from its SMs: while a
@@ -546,8 +546,8 @@ except ag.timing.NeedsGPU as why:
 # "Asynchronous concurrent execution", "CUDA graphs" and "Unified memory programming"; V. Volkov,
 # "Better performance at lower occupancy", GTC 2010.
 #
-# **On AMD (HIP):** streams, events and pinned memory (`hipHostMalloc`) work the same way, and HIP
-# has graphs (`hipStreamBeginCapture`) and managed memory (`hipMallocManaged`); numba-hip exposes
-# streams and events like Numba CUDA. On MI200 and MI300, managed memory migrates on fault only
-# when the driver enables it (`HSA_XNACK=1`); without it, managed pages are accessed over the
-# bus instead.
+# **On AMD (HIP):** streams, events and pinned memory work the same way (`hipStreamCreate`,
+# `hipEventRecord`, `hipHostMalloc`), and HIP has graphs (`hipStreamBeginCapture`) and managed
+# memory (`hipMallocManaged`). On MI200 and MI300 GPUs, managed memory migrates on a page fault
+# only when the system enables it (`HSA_XNACK=1`); without it, the GPU reads managed pages over
+# the bus where they are, so the first-touch cost measured here looks different there.
