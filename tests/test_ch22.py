@@ -137,6 +137,24 @@ def test_a_wait_for_an_older_stream_is_not_a_serial_pipeline():
     assert said is None and np.allclose(got, expected, rtol=1e-6)
 
 
+def test_an_array_made_on_a_stream_copies_back_on_it_without_saying_so():
+    """Numba's rule: an array made by ``cuda.to_device(a, stream=s)`` (or ``device_array(...,
+    stream=s)``) copies on ``s`` when no stream is given, so this pipeline is not serial."""
+    def once(x, out, a, b, chunks, streams):
+        n = x.shape[0]
+        queues = [cuda.stream() for _ in range(streams)]
+        for i in range(chunks):
+            lo, hi = i * n // chunks, (i + 1) * n // chunks
+            q = queues[i % streams]
+            d = cuda.to_device(x[lo:hi], stream=q)
+            r = cuda.device_array(hi - lo, np.float32, stream=q)
+            _axpb[(hi - lo + 63) // 64, 64, q](d, r, a, b)
+            r.copy_to_host(out[lo:hi])
+        cuda.synchronize()
+    got, expected, said = ch22.try_pipeline(once, n=300, chunks=7, streams=3)
+    assert said is None and np.allclose(got, expected, rtol=1e-6)
+
+
 def test_the_course_pipeline_is_right_in_any_shape():
     for n, chunks, streams in ((1, 1, 1), (1000, 7, 3), (37, 5, 9), (64, 16, 2)):
         inputs = ch22.pipeline_inputs(np.random.default_rng(n), n)
@@ -236,7 +254,7 @@ def _touch_batched(x, offsets, a, b, out):
     p = cuda.blockIdx.x
     j = offsets[p] + cuda.threadIdx.x
     while j < offsets[p + 1]:
-        v = a[p] * x[j] + b[p]  # noqa: F841  (read, never stored)
+        a[p] * x[j] + b[p]          # read, never stored
         j += cuda.blockDim.x
 
 

@@ -157,6 +157,13 @@ class StreamTrace:
         return id(stream)
 
     # -- events --------------------------------------------------------------------------------
+    @staticmethod
+    def _effective(device_array, stream):
+        """The stream a device array's copy runs on: the one passed, else the one the array was
+        made on (Numba's rule: ``cuda.to_device(a, stream=s)`` and ``device_array(...,
+        stream=s)`` make arrays whose later copies go on ``s`` when no stream is given)."""
+        return stream or getattr(device_array, "stream", 0)
+
     def _h2d(self, ary, stream) -> None:
         if self._busy or hasattr(ary, "__cuda_array_interface__") or \
                 getattr(ary, "__cuda_ndarray__", False):
@@ -176,7 +183,7 @@ class StreamTrace:
         if where is None:
             self.other_out += 1
             return
-        self.copies_out.append((*where, self._stream_id(stream)))
+        self.copies_out.append((*where, self._stream_id(self._effective(device_array, stream))))
         if not device.current().is_gpu:
             self.delivered.append((where[0], np.array(np.asarray(ary), copy=True).reshape(-1)))
 
@@ -227,10 +234,23 @@ class StreamTrace:
                     self._launch(k.fn)
             self._patch(kernel.FakeCUDAKernel, "__call__", hooked(on_kernel))
             self._patch(api.stream, "synchronize", hooked(lambda s: self._wait(s)))
-            self._patch(numba.cuda, "to_device", hooked(
-                lambda ary, stream=0, *a, **k: self._h2d(ary, stream)))
+            # The simulator's to_device forgets its stream; a GPU's array keeps it for its
+            # later copies (see _effective): kept here as well, so both judge alike.
+            def to_device(old):
+                def call(ary, stream=0, *a, **k):
+                    self._h2d(ary, stream)
+                    trace._busy += 1
+                    try:
+                        made = old(ary, stream, *a, **k)
+                    finally:
+                        trace._busy -= 1
+                    if stream and made is not None and hasattr(made, "stream"):
+                        made.stream = stream
+                    return made
+                return call
+            self._patch(numba.cuda, "to_device", to_device)
         self._patch(arrays, "copy_to_device", hooked(
-            lambda d, ary, stream=0: self._h2d(ary, stream)))
+            lambda d, ary, stream=0: self._h2d(ary, self._effective(d, stream))))
 
         def copy_back(old):
             def call(d, ary=None, stream=0):
