@@ -191,8 +191,8 @@ for r in ([] if why else ch22.time_cpu()):
 # (`cuda.synchronize()`, or a stream's `synchronize()` on the piece just queued) happens before
 # the last piece is queued. Visible: 1,000 elements in 7 pieces over 3 streams, 37 in 5 over 2,
 # and 1 in 1 over 1; hidden: 4,000, 2, 97 and random sizes with random pieces (1 to 12) and
-# streams (1 to 4). `out` is filled with NaN first. On a GPU the timeline below shows whether your
-# pieces overlap; the pipeline's speed is not graded (see "Measure it").
+# streams (1 to 4). `out` is filled with NaN first. The pipeline's speed is not graded: on a GPU
+# the measuring cell times yours beside the serial copy–kernel–copy and the course's pipeline.
 
 # %% nbgrader={"grade": false, "grade_id": "pipeline_solution", "locked": false, "schema_version": 3, "solution": true, "task": false}
 @cuda.jit
