@@ -70,7 +70,8 @@ def _copy(x, out, a, b):
         out[i] = x[i]
 
 
-def _pipeline(wait=None, pieces=None, stream=True, host=False, course=False, launder=False):
+def _pipeline(wait=None, pieces=None, stream=True, host=False, course=False, launder=False,
+              launch_stream=True):
     """A pipeline: right with the defaults, else with one fault (``wait``: 'device' or 'stream'
     after each piece; ``pieces``: a fixed count; no ``stream``: default-stream copies; ``host``:
     NumPy into out after a kernel that stores nothing; ``course``: the course's pipeline)."""
@@ -87,8 +88,9 @@ def _pipeline(wait=None, pieces=None, stream=True, host=False, course=False, lau
             src = (a * x[lo:hi] + b).astype(np.float32) if launder else x[lo:hi]
             d = cuda.to_device(src, stream=q if stream else 0)
             r = cuda.device_array(hi - lo, np.float32)
-            (_nothing if host else _copy if launder else _axpb)[(hi - lo + 63) // 64, 64, q](
-                d, r, a, b)
+            kernel = _nothing if host else _copy if launder else _axpb
+            grid = (hi - lo + 63) // 64
+            (kernel[grid, 64, q] if launch_stream else kernel[grid, 64])(d, r, a, b)
             if not host:
                 r.copy_to_host(out[lo:hi], stream=q if stream else 0)
             if wait == "stream":
@@ -110,8 +112,9 @@ def _pipeline(wait=None, pieces=None, stream=True, host=False, course=False, lau
     ({"host": True}, "was never the target of a copy back"),
     ({"course": True}, "no kernel of yours ran"),
     ({"launder": True}, "came from a host array that is not a piece of `x`"),
+    ({"launch_stream": False}, "1. launch had no stream"),
 ], ids=["right", "stream-wait", "device-wait", "fixed-pieces", "default-stream", "host-numpy",
-        "course-pipeline", "host-result-through-the-device"])
+        "course-pipeline", "host-result-through-the-device", "default-stream-launch"])
 def test_pipeline_check_passes_a_right_pipeline_and_says_what_is_wrong(fault, expected):
     assert_judged(ch22.pipeline, _pipeline(**fault), expected, hidden=False)
 

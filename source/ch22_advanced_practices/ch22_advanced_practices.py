@@ -185,8 +185,9 @@ for r in ([] if why else ch22.time_cpu()):
 #
 # **What the check does.** Besides the values (each within `γ_2 · (|a·x| + |b|)` of the float64
 # value, `γ_k = k·u / (1 − k·u)`, `u = 2⁻²⁴`: a product and a sum, fused or not), it watches
-# the copies and waits your function makes: `x` goes to the device in exactly `chunks` copies that
-# cover it once, each queued on a stream (`stream=`), over `min(chunks, streams)` streams at least;
+# the copies, launches and waits your function makes: `x` goes to the device in exactly `chunks`
+# copies that cover it once, each queued on a stream (`stream=`), over `min(chunks, streams)`
+# streams at least; your kernel is launched on a stream (`kernel[blocks, threads, s]`);
 # nothing else is copied in; results come back only into `out`, with `stream=`; and no wait
 # (`cuda.synchronize()`, or a stream's `synchronize()` on the piece just queued) happens before
 # the last piece is queued. Visible: 1,000 elements in 7 pieces over 3 streams, 37 in 5 over 2,

@@ -119,6 +119,7 @@ class StreamTrace:
         self.waits: list[tuple[int, int]] = []   # (stream id or 0 for the device, copies in then)
         self.last_stream_of_chunk: list[int] = []
         self.launches: list[tuple[str, bool]] = []
+        self.launch_streams: list[int] = []      # the learner's launches: stream id or 0
         self._busy = 0
         self._saved: list = []
 
@@ -191,9 +192,12 @@ class StreamTrace:
         if not self._busy:
             self.waits.append((self._stream_id(stream), len(self.copies_in)))
 
-    def _launch(self, fn) -> None:
+    def _launch(self, fn, stream=0) -> None:
         from autograder.grading.provenance import is_learner_code, trusted_roots
-        self.launches.append((getattr(fn, "__name__", "?"), is_learner_code(fn, trusted_roots())))
+        mine = is_learner_code(fn, trusted_roots())
+        self.launches.append((getattr(fn, "__name__", "?"), mine))
+        if mine and stream is not None:        # None: configured before the call, unseen
+            self.launch_streams.append(self._stream_id(stream))
 
     # -- installing the hooks ---------------------------------------------------------------
     def _patch(self, owner, name, make) -> None:
@@ -222,7 +226,8 @@ class StreamTrace:
             from numba.cuda.cudadrv import devicearray, driver
             arrays = devicearray.DeviceNDArrayBase
             self._patch(dispatcher.CUDADispatcher, "call", hooked(
-                lambda disp, args, config, *a, **k: self._launch(disp.py_func)))
+                lambda disp, args, config, *a, **k: self._launch(
+                    disp.py_func, getattr(config, "stream", 0))))
             self._patch(driver.Stream, "synchronize", hooked(lambda s: self._wait(s)))
         else:
             from numba.cuda.simulator import api, kernel
@@ -231,7 +236,18 @@ class StreamTrace:
 
             def on_kernel(k, *args):
                 if not k._device and not kernel._kernel_context:
-                    self._launch(k.fn)
+                    self._launch(k.fn, getattr(k, "_aag_stream", None))
+
+            # The simulator drops a launch's stream (k[grid, block, stream]); kept here, so that
+            # a launch on the default stream is seen as a GPU would run it.
+            def configure(old):
+                def call(k, configuration):
+                    made = old(k, configuration)
+                    target = made if made is not None else k
+                    target._aag_stream = configuration[2] if len(configuration) >= 3 else 0
+                    return made
+                return call
+            self._patch(kernel.FakeCUDAKernel, "__getitem__", configure)
             self._patch(kernel.FakeCUDAKernel, "__call__", hooked(on_kernel))
             self._patch(api.stream, "synchronize", hooked(lambda s: self._wait(s)))
             # The simulator's to_device forgets its stream; a GPU's array keeps it for its
@@ -313,6 +329,11 @@ class StreamTrace:
         if back:
             return (f"a copy back to `out` (the {back[0] + 1}. one) was not queued on a stream: "
                     "without `stream=` it waits for the GPU to finish everything")
+        if 0 in self.launch_streams:
+            k = self.launch_streams.index(0)
+            return (f"your kernel's {k + 1}. launch had no stream (`kernel[blocks, threads]`): on "
+                    "the default stream it waits for the work of every other stream, and they "
+                    "wait for it, so nothing overlaps; launch it as `kernel[blocks, threads, s]`")
         used = len({sid for _, _, sid in self.copies_in})
         if used < min(chunks, streams):
             return (f"the pieces went over {used} stream{'s' * (used != 1)}, not the "
