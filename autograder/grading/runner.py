@@ -269,10 +269,10 @@ class Harness:
         problem = copy.copy(problem)
         self.reset_counts()
         launch = problem.launch
-        if not problem.on_device:
-            # An answer in plain Python (a formula): the course's own functions that compute it
-            # ship in this package, so every call into the exercises' code while the learner's
-            # function runs is recorded, and the judge fails the case (see watch_course_code).
+        if getattr(problem, "watch_course_code", False):
+            # An answer in plain Python (a formula, kit.formula): the course's own functions that
+            # compute it ship in this package, so every call into the exercises' code while the
+            # learner's function runs is recorded, and the judge fails the case.
             launch = watch_course_code(launch, self.course_calls)
         problem.launch = self.recorded(launch)
         return problem.run_here(submission, case, forget_inputs=forget_inputs)

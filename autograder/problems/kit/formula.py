@@ -41,8 +41,12 @@ def formula_problem(name: str, *, title: str, function: str, args: tuple[tuple[s
             for key, value in zip(results, values):
                 outputs[key][i] = value
 
-    return Problem(
+    problem = Problem(
         name, title=title, spec=spec, make_inputs=make_inputs,
         outputs=lambda count: {key: ((count,), np.float64) for key in results},
         tolerance=tolerance, launch=call, on_device=False, cpu_sizes=sizes, gpu_sizes=sizes,
         value_hint=value_hint, size_label=size_label)
+    # The judge's student process watches the call for the course's own code (the spec that
+    # knows the answer ships in this package): see grading.runner.watch_course_code.
+    problem.watch_course_code = True
+    return problem
