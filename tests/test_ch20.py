@@ -248,7 +248,7 @@ def test_the_timed_driver_checks_every_call_and_records_a_timeline():
         d_out[2].copy_to_device(np.zeros(d_out.shape[1:], np.float32))
 
     fns = {"o": references.reference_step_overlap, "bad": skips_the_interior}
-    got = ranks.launch(fns, "timed", [{"slab": s, "c": c} for s in ch20.slabs_of(grid, 2, True)],
+    got = ranks.launch(fns, drivers.TIMED, [{"slab": s, "c": c} for s in ch20.slabs_of(grid, 2, True)],
                        timeout=60, options={"warmup": 0, "repeats": 1})
     assert [bool(g["right_0"][0]) for g in got] == [True, True]
     assert not all(bool(g["right_1"][0]) for g in got)

@@ -181,4 +181,6 @@ def timed(fns, comm, inputs, options, switch) -> dict:
     return out
 
 
-DRIVERS = {"step": step, "timed": timed}
+# What ranks.launch names to run these in the ranks ("module:function").
+STEP = f"{__name__}:step"
+TIMED = f"{__name__}:timed"

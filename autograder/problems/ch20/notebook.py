@@ -8,6 +8,7 @@ from __future__ import annotations
 import numpy as np
 
 from autograder.problems.ch20 import ranks as _ranks
+from autograder.problems.ch20.drivers import TIMED
 from autograder.problems.ch20.specs import (SPEED_GRID, SPEED_RANKS, coefficients, slabs_of,
                                             split_planes)
 
@@ -100,7 +101,7 @@ def measure(steps: dict | None = None, ranks: int = SPEED_RANKS, grid=SPEED_GRID
     fns = {"blocking step: compute, then exchange (course)": reference_step_blocking,
            "overlapped step: boundary first, exchange during the interior (course)":
                reference_step_overlap, **(steps or {})}
-    got = _ranks.launch(fns, "timed", per_rank, timeout=600.0,
+    got = _ranks.launch(fns, TIMED, per_rank, timeout=600.0,
                         options={"warmup": warmup, "repeats": repeats})
     sent = exchange_bytes(tuple(grid), ranks)["sent"]
     rows = []

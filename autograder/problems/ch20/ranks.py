@@ -86,8 +86,9 @@ def _learner_frames(text: str) -> str:
 
 def launch(fn, driver: str, per_rank: list[dict], *, timeout: float = DEFAULT_TIMEOUT,
            options: dict | None = None) -> list[dict]:
-    """Run ``fn`` on ``len(per_rank)`` ranks through the course's driver ``driver`` (a name in
-    :data:`autograder.problems.ch20.drivers.DRIVERS`); ``per_rank[r]`` is rank r's arrays (and
+    """Run ``fn`` on ``len(per_rank)`` ranks through the course's driver ``driver``: "halo" or
+    "user" (:data:`LIGHT_DRIVERS`, NumPy only), else "package.module:function" (a driver that
+    needs the package and Numba, imported in each rank); ``per_rank[r]`` is rank r's arrays (and
     only its). Returns each rank's outputs (a dict of arrays), in rank order."""
     import cloudpickle   # by value for the notebook's functions; Dask's dependency, so always here
     ranks = len(per_rank)
@@ -342,10 +343,13 @@ def _rank_main(folder: Path) -> int:
         driver = LIGHT_DRIVERS.get(options["driver"])
         if driver is None or b"numba" in payload:
             sys.path[:0] = [p for p in os.environ.get("AAG_RANK_PATH", "").split(os.pathsep) if p]
-            import autograder  # noqa: F401  (the backend, before numba.cuda loads)
+            from autograder.machine.device import select
+            select()             # the backend (CPU mode's simulator), before numba.cuda loads
         if driver is None:
-            from autograder.problems.ch20 import drivers
-            driver = drivers.DRIVERS[options["driver"]]
+            # "module:function", named by the caller: a chapter's driver with Numba in it
+            import importlib
+            module, _, name = options["driver"].partition(":")
+            driver = getattr(importlib.import_module(module), name)
         import cloudpickle
         fn = cloudpickle.loads(payload)
         switch = _guard()

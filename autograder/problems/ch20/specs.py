@@ -24,7 +24,7 @@ from autograder.grading.problem import Problem, Sizes
 from autograder.machine import device
 from autograder.problems.ch08.specs import interior_mask, stencil7, test_volume
 from autograder.problems.ch20 import ranks as _ranks
-from autograder.problems.ch20.drivers import NONBLOCKING
+from autograder.problems.ch20.drivers import NONBLOCKING, STEP, TIMED
 
 LAUNCH_TIMEOUT = 20.0      # seconds of wall time for one mpiexec run of a check (CPU mode)
 HALO_TIMEOUT = 10.0        # the halo exchange's ranks load no Numba: they start in under a second
@@ -114,7 +114,7 @@ class DistributedProblem(Problem):
     the grid is split into slabs (each rank gets only its own), the function runs in every rank,
     and what the ranks leave is gathered into this problem's outputs."""
 
-    driver = "step"
+    driver = STEP
     ghosts_given = False
     light = False              # the ranks need no Numba (a shorter time limit)
 
@@ -387,7 +387,7 @@ class OverlapSpeed(Problem):
         per_rank = [{"slab": s, "c": inputs["c"]} for s in slabs_of(inputs["grid"], ranks, True)]
         repeats = SPEED_REPEATS if device.current().is_gpu else 1
         fns = {"yours": fn, "blocking": reference_step_blocking, "overlap": reference_step_overlap}
-        results = _ranks.launch(fns, "timed", per_rank, timeout=300.0,
+        results = _ranks.launch(fns, TIMED, per_rank, timeout=300.0,
                                 options={"warmup": SPEED_WARMUP if device.current().is_gpu else 0,
                                          "repeats": repeats})
         got = results[0]
