@@ -14,7 +14,7 @@ import time
 
 import numpy as np
 
-from autograder.problems.ch20.ranks import RECORDED, RankComm  # noqa: F401  (re-exported)
+from autograder.problems.ch20.ranks import RankComm
 from autograder.problems.kit.kernels import KernelCache
 
 # Blocks of the course's stencil kernel (chapter 8's basic kernel): x, y, z.

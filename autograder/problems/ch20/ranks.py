@@ -135,8 +135,7 @@ def _env() -> dict:
     env = dict(os.environ)
     env["AAG_BACKEND"] = device.current().name
     env["PYTHONDONTWRITEBYTECODE"] = "1"
-    # python -I (the script's own folder is not put first on sys.path) ignores PYTHONPATH: the
-    # folder that holds the package (an editable install) comes through this instead.
+    # The folder that holds the package (an editable install), first on the ranks' sys.path.
     env["AAG_RANK_PATH"] = str(Path(__file__).resolve().parents[3])
     env["MPIR_CVAR_ENABLE_GPU"] = "0"        # buffers are host arrays: no CUDA hooks in MPICH
     env.pop("AAG_GRADING", None)             # the ranks run course drivers, never notebook cells
@@ -166,7 +165,7 @@ def _kill_group(proc: subprocess.Popen) -> None:
 
 
 def _run(folder: Path, ranks: int, timeout: float) -> list[dict]:
-    argv = [mpiexec(), "-n", str(ranks), sys.executable, "-I", "-B", str(Path(__file__).resolve()),
+    argv = [mpiexec(), "-n", str(ranks), sys.executable, "-B", str(Path(__file__).resolve()),
             str(folder)]
     log = open(folder / "mpiexec.log", "w+b")
     proc = subprocess.Popen(argv, stdout=log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
@@ -376,4 +375,7 @@ def _rank_main(folder: Path) -> int:
 
 
 if __name__ == "__main__":
+    # Run as a script: its own folder (this chapter's) is not a place to import modules from.
+    if sys.path and Path(sys.path[0]).resolve() == Path(__file__).resolve().parent:
+        del sys.path[0]
     sys.exit(_rank_main(Path(sys.argv[1])))
