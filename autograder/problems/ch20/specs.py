@@ -27,7 +27,7 @@ from autograder.problems.ch20 import ranks as _ranks
 from autograder.problems.ch20.drivers import NONBLOCKING, STEP, TIMED
 
 LAUNCH_TIMEOUT = 20.0      # seconds of wall time for one mpiexec run of a check (CPU mode)
-HALO_TIMEOUT = 10.0        # the halo exchange's ranks load no Numba: they start in under a second
+HALO_TIMEOUT = 8.0         # the halo exchange's ranks load no Numba: they start in under a second
 GPU_LAUNCH_TIMEOUT = 60.0  # on a GPU: startup and the first kernel's compile in every rank
 
 
