@@ -252,7 +252,7 @@ ag.problems.ch20.stencil_step.check_hidden(stencil_step)
 # **What the check does.** As 20.2's, and `d_out`'s ghost planes are compared with the
 # neighbours' new planes. The calls each rank makes on its `comm` are recorded: 20.3 asks for
 # `Isend`/`Irecv`, so a blocking `Send`, `Recv` or `Sendrecv` fails it. **The speed test** (on a GPU)
-# runs 4 ranks sharing the GPU on a 1026 × 512 × 512 grid (256 or 257 planes a rank, 1 MiB a
+# runs 4 ranks sharing the GPU on a 514 × 512 × 512 grid (128 or 129 planes a rank, 1 MiB a
 # plane); the course's blocking step (compute everything, then exchange) and your step are called
 # in turn, 20 times each after 3 warm-up calls, every call as long as its slowest rank, and every
 # call's planes checked. You need a median at most 97% of the blocking step's. In CPU mode it says
@@ -300,7 +300,7 @@ ag.problems.ch20.stencil_overlap_speed.check(stencil_step_overlap)
 #
 # Before you measure, count. In one step each rank sends one `ny × nx` float32 plane to each
 # neighbour; it computes on all of its own planes. **Predict first, by hand**, for the speed test's
-# grid (1026 × 512 × 512, 4 ranks): how many bytes does one rank send, and how many bytes are its
+# grid (514 × 512 × 512, 4 ranks): how many bytes does one rank send, and how many bytes are its
 # own planes? What fraction of the grid's bytes do all ranks send in a step? That is the surface
 # of a slab against its volume: what happens to it with 16 ranks on the same grid, or with a grid
 # twice as deep? Then check your numbers:
@@ -367,12 +367,12 @@ except ag.timing.NeedsGPU as why:
 # %% [markdown] nbgrader={"grade": true, "grade_id": "cluster_overlap_answer", "locked": false, "points": 3, "schema_version": 3, "solution": true, "task": false}
 # *Model answer (in the solutions only; the measured times are the learner's own).* (1) Each rank
 # sends one 512 × 512 float32 plane to each neighbour: 1 MiB per neighbour, so 1 MiB for the two
-# edge ranks and 2 MiB for the two middle ones, against 256 or 257 MiB of own planes: under 1%.
-# All four ranks send 6 MiB a step, 0.58% of the grid's 1,026 MiB: two planes per internal cut,
+# edge ranks and 2 MiB for the two middle ones, against 128 or 129 MiB of own planes: under 2%.
+# All four ranks send 6 MiB a step, 1.17% of the grid's 514 MiB: two planes per internal cut,
 # three cuts. The exchange grows with the number of cuts, the computation with the volume: with 16
-# ranks on the same grid, 15 cuts send 30 MiB (2.9%), five times the fraction, because each slab
+# ranks on the same grid, 15 cuts send 30 MiB (5.8%), five times the fraction, because each slab
 # is a quarter as deep while its faces stay the same size; a grid twice as deep on 4 ranks sends
-# the same 6 MiB over twice the volume (0.29%). Deeper slabs, or blocks cut along more than one
+# the same 6 MiB over twice the volume (0.58%). Deeper slabs, or blocks cut along more than one
 # axis for many ranks, keep the surface small against the volume (PMPP §20.3). (2) In the
 # blocking step the timeline shows each rank's kernel first, then its two Sendrecv calls after it;
 # in the overlapped step the Isend and Irecv calls start after the two one-plane kernels and the
