@@ -226,11 +226,14 @@ def test_the_speed_verdict(monkeypatch):
     problem = ch20.stencil_overlap_speed
     case = Case(size=(4,) + specs.SPEED_GRID, inputs={})
     if CPU:
-        verdict = problem.judge(case, _speed_outcome(1.0, 1.0))
-        assert not verdict.passed and "only on a GPU" in verdict.message
-        monkeypatch.setenv("AAG_SPEED_WITHOUT_GPU", "full")
-        assert problem.judge(case, _speed_outcome(1.0, 1.0)).passed
-        assert not problem.judge(case, _speed_outcome(1.0, 1.0, right=False)).passed
+        for worth in ("zero", "defer"):
+            monkeypatch.setenv("AAG_SPEED_WITHOUT_GPU", worth)
+            verdict = problem.judge(case, _speed_outcome(1.0, 1.0))
+            assert not verdict.passed and "only on a GPU" in verdict.message
+        for worth in ("full", "not-applicable", ""):
+            monkeypatch.setenv("AAG_SPEED_WITHOUT_GPU", worth)
+            assert problem.judge(case, _speed_outcome(1.0, 1.0)).passed
+            assert not problem.judge(case, _speed_outcome(1.0, 1.0, right=False)).passed
     monkeypatch.setattr(specs.device, "current", lambda: _Gpu())
     assert problem.judge(case, _speed_outcome(9.0, 10.0)).passed
     slow = problem.judge(case, _speed_outcome(9.9, 10.0))

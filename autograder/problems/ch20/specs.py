@@ -405,13 +405,19 @@ class OverlapSpeed(Problem):
                            "the step must run (and be right: see 20.3's check) to be timed")
         right = np.asarray(outcome.outputs["right"])
         if not device.current().is_gpu:
+            # The judge knows a speed cell by its call, check_speed, whose timing runs in one
+            # process; this one's runs in the ranks, so the cell is a check, and without a GPU it
+            # follows AAG_SPEED_WITHOUT_GPU itself: "zero" or "defer" fail it; otherwise (unset,
+            # "full", "not-applicable") it passes where the step is right, so that a learner
+            # without a GPU is not held back by a cell no CPU can earn.
             ok = bool(right[:1].all())
-            worth = speed_without_gpu("autograde")
-            if worth == "full" and ok:
-                return Verdict(name, True, message="(speed: no GPU here; full marks where the "
+            worth = speed_without_gpu("self-grade")
+            if worth not in ("zero", "defer") and ok:
+                return Verdict(name, True, message="(speed: no GPU here, nothing timed; the "
                                "step is right)")
             return Verdict(name, False, "CPU mode", "speed is graded only on a GPU, and this "
-                           "grader has none", "the instructor grades speed only on a GPU.")
+                           "grader has none" + ("" if ok else "; and the step is not right"),
+                           "the instructor grades speed only on a GPU.")
         if not right.all():
             return Verdict(name, False, case.describe(), f"{int((~right.astype(bool)).sum())} of "
                            f"{right.size} timed calls left wrong planes",
