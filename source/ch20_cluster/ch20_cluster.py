@@ -158,7 +158,7 @@ def exchange_one_way(comm, slab):
 
 
 try:
-    ch20.run_ranks(exchange_one_way, ranks=3, timeout=8)
+    ch20.run_ranks(exchange_one_way, ranks=3, timeout=5)
 except ch20.RankHung as stuck:
     print(stuck)
 

@@ -3,11 +3,12 @@
 A notebook (or the judge's student process) is one Python process; an MPI program is N of them,
 started together by ``mpiexec``. :func:`launch` bridges the two:
 
-1. the per-rank function is pickled **by value** (numba-cuda's copy of cloudpickle, as
-   ``ag.profile`` pickles a kernel for Nsight Compute), and each rank's inputs (its slab of the
-   grid, nothing more) are written to a private folder, one file per rank;
-2. ``mpiexec -n N python -m autograder.problems.ch20.ranks FOLDER DRIVER`` starts the ranks (the
-   ``mpiexec`` of the MPICH wheel, in this Python's ``bin``), in a session of their own;
+1. the per-rank function is pickled **by value** with cloudpickle (as ``ag.profile`` pickles a
+   kernel for Nsight Compute; here the ``cloudpickle`` package, a dependency of Dask, so that a
+   rank whose function needs no Numba loads none), and each rank's inputs (its slab of the grid,
+   nothing more) are written to a private folder, one file per rank;
+2. ``mpiexec -n N python .../ch20/ranks.py FOLDER`` starts the ranks (the ``mpiexec`` of the
+   MPICH wheel, in this Python's ``bin``), in a session of their own;
 3. each rank reads **its own** file and deletes it, waits at a barrier until every rank has done
    so (no rank can then read another's slab), and calls the course's *driver* for the exercise,
    which calls the learner's function with ``comm`` and the rank's data;
