@@ -111,7 +111,8 @@ def measure(steps: dict | None = None, ranks: int = SPEED_RANKS, grid=SPEED_GRID
                   zip(g[f"span_names_{index}"], g[f"span_times_{index}"]) if str(n)] for g in got]
         rows.append({"label": label, "ms": float(np.median(got[0][f"ms_{index}"])),
                      "right": bool(all(np.all(g[f"right_{index}"]) for g in got)),
-                     "exchange_bytes": sent, "timeline": spans})
+                     "exchange_bytes": sent, "grid": list(grid), "ranks": ranks,
+                     "timeline": spans})
     return rows
 
 
@@ -125,8 +126,9 @@ def chart(rows: list[dict] | None = None) -> dict:
     if rows is None:
         return {"name": CHART}
     return {"name": CHART, "rows": [{k: r[k] for k in ("label", "ms", "right")} for r in rows],
-            "title": f"One stencil step of a {' × '.join(map(str, SPEED_GRID))} grid on "
-                     f"{SPEED_RANKS} ranks sharing one GPU"}
+            "title": f"One stencil step of a "
+                     f"{' × '.join(map(str, rows[0].get('grid', SPEED_GRID)))} grid on "
+                     f"{rows[0].get('ranks', SPEED_RANKS)} ranks sharing one GPU"}
 
 
 def recorded_rows() -> list[dict] | None:
