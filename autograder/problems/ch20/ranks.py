@@ -66,8 +66,10 @@ def mpiexec() -> str:
         return str(here)
     found = shutil.which("mpiexec")
     if not found:
-        raise RuntimeError("no `mpiexec` found: the course installs the MPICH wheel (`pip install "
-                           "mpich mpi4py`); `./aag lab` does it for you")
+        raise RuntimeError("no `mpiexec` found: the course installs MPICH's wheel with it on Linux "
+                           "and on Apple-silicon Macs (`./aag lab` does it for you). Elsewhere "
+                           "(Intel Macs) install an MPI yourself, e.g. `brew install mpich`, so "
+                           "that `mpiexec` is on PATH")
     return found
 
 
