@@ -1,10 +1,10 @@
-"""The "measure it" cells of chapters 13–19 run on the GPU with the course's kernels, and
+"""The "measure it" cells of chapters 13–22 run on the GPU with the course's kernels, and
 ``ag.profile`` run on a kernel defined here, as a learner's notebook defines it. Every row goes to
 ``$OUT/measure_chNN.json``; each cell's picture is recorded (``ag.experiments.steps`` with
 ``AAG_RECORD``) as ``$OUT/record/h200_chNN_measure.json``, to be copied into the chapter's folder,
 where the cell shows it to learners without a GPU.
 
-    python3 scripts/gpu-measure.py [--out DIR] [parts: ch13 ... ch19, profile]
+    python3 scripts/gpu-measure.py [--out DIR] [parts: ch13 ... ch20, ch22, profile]
 
 On the GPU machine through ``scripts/gpu-check measure``. Each part is timed with CUDA events
 after warm-up (the chapters' own ``measure``); one failing part does not stop the others."""
@@ -100,6 +100,33 @@ def ch19() -> list[dict]:
     return rows
 
 
+def ch20() -> list[dict]:
+    from autograder.problems import ch20 as c
+    rows = c.measure(None)          # 4 ranks sharing the GPU, 514 × 512 × 512, 20 calls each
+    ag.experiments.steps(**c.chart(rows))
+    # The speed check's bar, on the GPU: the course's overlapped step passes, its blocking one not.
+    verdicts = []
+    for name, step in (("overlapped", c.reference_step_overlap),
+                       ("blocking", c.reference_step_blocking)):
+        try:
+            c.stencil_overlap_speed.check(step)
+            verdicts.append({"label": f"speed check: course {name} step", "passed": True})
+        except Exception as failure:    # noqa: BLE001 - the check's verdict, recorded
+            verdicts.append({"label": f"speed check: course {name} step", "passed": False,
+                             "verdict": str(failure)[:600]})
+        print(verdicts[-1])
+    return rows + verdicts
+
+
+def ch22() -> list[dict]:
+    from autograder.problems import ch22 as c
+    c.record_timelines()                     # $AAG_RECORD/h200_ch22_timeline.json
+    rows = c.measure()
+    ag.experiments.steps(**c.chart(rows))    # $AAG_RECORD/h200_ch22_measure.json
+    return rows + [{"label": "launch: " + r["label"], "ms": r["us_per_launch"] / 1e3}
+                   for r in c.launch_overhead()]
+
+
 @cuda.jit
 def learner_scale(x, out, factor):       # a kernel as a learner's notebook cell defines it
     i = cuda.grid(1)
@@ -123,7 +150,7 @@ def profile() -> dict:
 
 
 PARTS = {"ch13": ch13, "ch14": ch14, "ch15": ch15, "ch16": ch16, "ch17": ch17, "ch18": ch18,
-         "ch19": ch19, "profile": profile}
+         "ch19": ch19, "ch20": ch20, "ch22": ch22, "profile": profile}
 
 
 def main() -> int:
