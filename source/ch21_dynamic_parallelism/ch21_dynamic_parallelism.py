@@ -3,9 +3,9 @@
 #
 # *Programming Massively Parallel Processors* (PMPP, 4th ed.), chapter 21.
 #
-# **Before you start:** chapters 1–6, 9 (atomic operations) and 11 (the scan; chapter 13 used it
-# on counts, as this chapter does). **Time:** about 3 hours, reading and exercises included (more
-# in CPU mode, where the simulator runs kernels slowly).
+# **Before you start:** chapters 1–6, 9 (atomic operations) and 11 (the scan). **Time:** about 3
+# hours, reading and exercises included (more in CPU mode, where the simulator runs kernels
+# slowly).
 #
 # ## What you will be able to do
 # - Read the book's CUDA C++ for **dynamic parallelism** (a kernel that launches kernels), say
@@ -379,7 +379,7 @@ ch21.show_cuda("quadtree")
 # the rest in a few clusters of random widths, and a run of identical points longer than
 # `capacity` (a node that splits at every level down to `max_depth`); `capacity` from 1 to 8,
 # `max_depth` from 3 to 5 (on a GPU, past 10,000 points, 4 to 32 and 7 to 10). Visible: 37, 100
-# and 1 point; hidden: 300, 2 and two random counts. The leaves must be exact. In CPU mode the
+# and 1 point; hidden: 400, 2 and two random counts. The leaves must be exact. In CPU mode the
 # check also proves that your kernels stored every leaf and read the coordinates of every point
 # that moved, and that nothing was read back to the host.
 

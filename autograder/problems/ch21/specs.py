@@ -125,9 +125,9 @@ tess_counts = Problem(
     spec=_counts_spec, make_inputs=_counts_inputs, outputs=_counts_outputs, tolerance=_exact,
     launch=_counts_launch, block_sizes=(32, 64, 128), visible_block_size=32,
     # Visible: 37 curves (a partial second block), 19 (one partial block), 1. Hidden: 150 (four
-    # times the largest visible one), 2 and two random counts; on a GPU 2^20 + 7 curves too.
+    # times the largest visible one), 2 and two random counts; on a GPU 2^24 + 7 curves too.
     cpu_sizes=Sizes(visible=(37, 19, 1), hidden=(150, 2), hidden_random=(2, 3, 300)),
-    gpu_sizes=Sizes(visible=(37, 19, 1), hidden=(150, 2, (1 << 20) + 7),
+    gpu_sizes=Sizes(visible=(37, 19, 1), hidden=(150, 2, (1 << 24) + 7),
                     hidden_random=(2, 3, 100_000)),
     size_label=_curve_label, elementwise=True, reference=reference_counts,
     bytes_moved=lambda n: 28 * int(n), value_hint=COUNTS_HINT,
@@ -466,10 +466,10 @@ quadtree = QuadtreeProblem(
     "quadtree", title="A quadtree built by waves the host launches",
     spec=_quadtree_spec, make_inputs=quadtree_inputs, outputs=_quadtree_outputs,
     tolerance=_exact, launch=_quadtree_launch, block_sizes=(32, 64, 128), visible_block_size=32,
-    # Visible: 37 points, 100, 1 (a tree of one leaf). Hidden: 300 (three times the largest
-    # visible), 2, and two random counts; on a GPU a million points and more, 7 to 10 levels.
-    cpu_sizes=Sizes(visible=(37, 100, 1), hidden=(300, 2), hidden_random=(2, 3, 300)),
-    gpu_sizes=Sizes(visible=(37, 100, 1), hidden=(300, 2, 1_000_003),
+    # Visible: 37 points, 100, 1 (a tree of one leaf). Hidden: 400 (four times the largest
+    # visible), 2, and two random counts; on a GPU 2^24 + 3 points too, 7 to 10 levels.
+    cpu_sizes=Sizes(visible=(37, 100, 1), hidden=(400, 2), hidden_random=(2, 3, 300)),
+    gpu_sizes=Sizes(visible=(37, 100, 1), hidden=(400, 2, (1 << 24) + 3),
                     hidden_random=(2, 20_000, 300_000)),
     size_label=_point_label, reference=reference_quadtree, must_read=_quadtree_must_read,
     bytes_moved=lambda n: 12 * int(n), value_hint=QUADTREE_HINT, device_only=True,
