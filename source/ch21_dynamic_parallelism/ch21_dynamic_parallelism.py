@@ -43,7 +43,7 @@ ch21 = ag.problems.ch21
 # parallelism**: a thread of a kernel may launch a grid itself (a *child* grid), with the same
 # `<<<blocks, threads>>>` syntax, sized by what it just computed.
 #
-# The book's first example is **adaptive tessellation of quadratic Bezier curves** (§21.5). A
+# The book's first example is **adaptive tessellation of quadratic Bezier curves**. A
 # curve is three control points `P0, P1, P2` (the curve starts at `P0`, ends at `P2`, and is pulled
 # towards `P1`); its points are
 #
@@ -81,9 +81,8 @@ ch21.show_cuda("bezier")
 # **What Numba CUDA cannot do.** Numba CUDA compiles a Python function into a kernel, but it has
 # no way to launch a kernel *from* a kernel: there is no `<<< >>>` inside `@cuda.jit` code, no
 # device runtime (`cudaMalloc`, streams, tail launches on the device), no `-rdc` linking of a
-# device runtime library. (NVIDIA's successor to numba-cuda has none either, and HIP on AMD GPUs
-# has no dynamic parallelism at all.) Nothing in this notebook pretends otherwise: every launch
-# here is made by the host.
+# device runtime library. (HIP, on AMD GPUs, does not support launches from a kernel either.)
+# Nothing in this notebook pretends otherwise: every launch here is made by the host.
 #
 # What Python **can** do is what production code mostly does anyway: turn the child launches
 # into data. The parent's per-thread decision (how many points?) becomes an array of counts; the
@@ -332,7 +331,7 @@ except ag.timing.NeedsGPU as why:
 # %% [markdown]
 # ## A quadtree: recursion by waves
 #
-# The book's second example (§21.6) builds a **quadtree** over points in the plane: a square
+# The book's recursive example builds a **quadtree** over points in the plane: a square
 # holding more than a few points splits into four quarters, each quarter that still holds too
 # many splits again, and so on down to a depth limit. Crowded regions end up with small cells,
 # empty ones with large cells. With dynamic parallelism it is a recursive kernel: a block per node
@@ -548,9 +547,10 @@ ag.problems.ch21.quadtree.check_hidden(build_quadtree)
 # - A thread per point instead of a block per curve for 21.2: each thread finds its curve with a
 #   binary search over the offsets (chapter 12's co-rank in one dimension). When is it faster?
 #
-# **Reading:** PMPP ch. 21: §21.1–21.2 (background, an overview: the `<<< >>>` launch from a
-# kernel), §21.3 (an example: BFS with child launches), §21.4 (memory visibility, pending launch
-# pool, streams, nesting depth), §21.5 (adaptive Bezier curves), §21.6 (recursive quadtree).
+# **Reading:** PMPP ch. 21: the background and the overview (the `<<< >>>` launch from a
+# kernel), the Bezier-curve example (adaptive tessellation, a child grid per curve), the
+# recursive quadtree example, and the important considerations (memory visibility, the pending
+# launch pool, streams, nesting depth).
 # NVIDIA's CUDA C++ Programming Guide, "CUDA Dynamic Parallelism" (the current rules: tail
 # launches and fire-and-forget streams in place of `cudaDeviceSynchronize` in a kernel). On
 # persistent kernels and forward progress: Gupta, Stuart and Owens, "A study of persistent threads

@@ -60,14 +60,15 @@ __global__ void build_quadtree(Node* nodes, Points* pts, Params p) {
 
 LIMITS_TEXT = """\
 What a launch from the GPU costs and where it stops (CUDA's programming guide, "CUDA Dynamic
-Parallelism"; PMPP §21.3-21.4):
+Parallelism"; PMPP ch. 21, important considerations):
 - nesting depth: at most 24 levels of child grids;
 - pending launches: a fixed-size buffer (cudaLimitDevRuntimePendingLaunchCount, 2,048 by default)
   holds the launches not started yet; past it, a launch fails (or, on older versions, goes to a
   slower virtualized pool): a million threads each launching a child overflows it at once;
-- synchronizing on children: the old cudaDeviceSynchronize() inside a kernel, which made the
-  parent wait for its children, is deprecated (CUDA 11.6) and removed in CUDA 12's device
-  runtime; a parent now gets its children's results by launching a tail grid
+- synchronizing on children: cudaDeviceSynchronize() inside a kernel, which made the parent
+  wait for its children, is deprecated since CUDA 11.6 and not part of the device runtime's
+  current interface (CUDA 12; the only one for compute capability 9.0 and up); a parent now
+  gets its children's results by launching a tail grid
   (cudaStreamTailLaunch: it runs after the parent and all its children finish) or by leaving the
   consumer to the next host launch;
 - memory: a child sees its parent's global memory, consistent at the child's launch and, for

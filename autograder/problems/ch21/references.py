@@ -1,7 +1,7 @@
 """Chapter 21's kernels of the course: what PMPP does with dynamic parallelism (a kernel that
 launches kernels), done the way Numba CUDA can, with every launch made by the host.
 
-Adaptive Bezier tessellation (PMPP §21.5): a quadratic Bezier curve is three control points
+Adaptive Bezier tessellation (PMPP ch. 21's Bezier-curve example): a quadratic Bezier curve is three control points
 ``cp[i] = (P0, P1, P2)``, float32 [n, 3, 2]; the number of points a curve is drawn with grows
 with its curvature (the distance of P1 from the chord's midpoint over the chord's length, times
 16, clamped to 4 .. MAX_POINTS). The book's parent kernel computes the count and launches a child
@@ -9,7 +9,7 @@ grid per curve; here one kernel computes every count, the course's exclusive sca
 in integers, from chapter 13) turns the counts into offsets, and one kernel with a block per curve
 writes every curve's points. The flat version draws every curve with MAX_POINTS points.
 
-A quadtree (PMPP §21.6) by host-driven waves: a point's node is a locational code (1 for the
+A quadtree (PMPP ch. 21's recursive example) by host-driven waves: a point's node is a locational code (1 for the
 root, ``4 · code + q`` for child q), ``leaf`` int32 [n] holds every point's node; wave d counts
 the points of every node of depth d (an atomic add into a table of 4^d counters) and moves the
 points of every node holding more than ``capacity`` points into the child quadrant they lie in.

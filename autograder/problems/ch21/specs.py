@@ -442,7 +442,8 @@ QUADTREE_HINT = ("leaf[i] is point i's leaf: start every point at the root (code
                  "are 4^d .. 2·4^d − 1: a table of 4^d counters, cleared before each wave), then "
                  "move every point of a node with MORE than capacity points to its child: "
                  "4·code + qx + 2·qy, qx = int(x · 2^(d+1)) & 1, qy the same of y. A node at "
-                 "depth max_depth never splits.")
+                 "depth max_depth never splits. Every block's counts must be complete before "
+                 "any point splits: two kernels (a barrier waits for its own block only).")
 
 
 class QuadtreeProblem(Problem):
