@@ -16,7 +16,7 @@ from numba import cuda, float32, int32
 import autograder as ag
 
 from ptx import assert_compiles_for_h200
-from verdicts import assert_judged, verdict_text
+from verdicts import NamedInCpuMode, assert_judged, verdict_text
 
 ch21 = ag.problems.ch21
 CPU = not ag.backend.is_gpu
@@ -279,8 +279,8 @@ def test_tessellation_on_the_host_is_caught():
 
 # ---- 21.3 the quadtree --------------------------------------------------------------------------------
 
-def _quadtree(at_capacity=False, never_cleared=False, swapped=False, host_zeros=False,
-              one_wave_short=False):
+def _quadtree(at_capacity=False, never_cleared=False, swapped=False, one_wave_short=False,
+              plain_add=False):
     @cuda.jit
     def root(leaf):
         i = cuda.grid(1)
@@ -297,7 +297,10 @@ def _quadtree(at_capacity=False, never_cleared=False, swapped=False, host_zeros=
     def wave_count(leaf, first, table):
         i = cuda.grid(1)
         if i < leaf.size and leaf[i] >= first:
-            cuda.atomic.add(table, leaf[i] - first, 1)
+            if plain_add:
+                table[leaf[i] - first] += 1
+            else:
+                cuda.atomic.add(table, leaf[i] - first, 1)
 
     @cuda.jit
     def wave_split(x, y, leaf, d, capacity, table):
@@ -314,17 +317,14 @@ def _quadtree(at_capacity=False, never_cleared=False, swapped=False, host_zeros=
                         qx, qy = qy, qx
                     leaf[i] = 4 * code + qx + 2 * qy
 
-    def build(x, y, capacity, max_depth, leaf, threads):
+    def build(x, y, capacity, max_depth, leaf, table, threads):
         n = leaf.size
         blocks = (n + threads - 1) // threads
         root[blocks, threads](leaf)
-        table = cuda.device_array(4 ** max(0, max_depth - 1), np.int32)
         if never_cleared:
-            table = cuda.to_device(np.zeros(4 ** max(0, max_depth - 1), np.int32))
+            clear[(table.size + threads - 1) // threads, threads](table, table.size)
         for d in range(max_depth - 1 if one_wave_short else max_depth):
-            if host_zeros:
-                table = cuda.to_device(np.zeros(4 ** d, np.int32))
-            elif not never_cleared:
+            if not never_cleared:
                 clear[(4 ** d + threads - 1) // threads, threads](table, 4 ** d)
             wave_count[blocks, threads](leaf, 4 ** d, table)
             wave_split[blocks, threads](x, y, leaf, d, capacity, table)
@@ -332,8 +332,9 @@ def _quadtree(at_capacity=False, never_cleared=False, swapped=False, host_zeros=
 
 
 @pytest.mark.parametrize("flags,expected", [
-    ({}, None), ({"host_zeros": True}, None),
+    ({}, None),
     ({"at_capacity": True}, "MORE than capacity"),
+    ({"plain_add": True}, NamedInCpuMode("race")),
     ({"never_cleared": True}, "cleared before each wave"),
     ({"swapped": True}, "qx = int(x"),
     ({"one_wave_short": True}, "d = 0 .. max_depth − 1"),
@@ -349,7 +350,7 @@ def test_quadtree_on_the_host_is_caught():
         if i < leaf.size:
             leaf[i] = codes[i] + int32(x[i] * 0) + int32(y[i] * 0)
 
-    def host_build(x, y, capacity, max_depth, leaf, threads):
+    def host_build(x, y, capacity, max_depth, leaf, table, threads):
         codes = ch21.quadtree_host(x.copy_to_host(), y.copy_to_host(), capacity, max_depth)
         store[(leaf.size + threads - 1) // threads, threads](cuda.to_device(codes.astype(np.int32)),
                                                              leaf, x, y)
@@ -430,3 +431,15 @@ def test_every_course_kernel_compiles_for_an_h200():
         "        (b['flat'], (cp, p2)), (q['root'], (i1,)), (q['clear'], (i1, i64)),\n"
         "        (q['count'], (i1, i64, i1)), (q['split'], (f1, f1, i1, i64, f64, i64, i1))]\n"),
         7)
+
+
+def test_the_last_waves_counts_are_the_nodes_of_that_depth():
+    inputs = ch21.quadtree_inputs(np.random.default_rng(6), 300)
+    x, y, cap, depth = inputs["x"], inputs["y"], inputs["capacity"], inputs["max_depth"]
+    assert depth == ch21.depth_for(300) and ch21.depth_for(20_000) in range(7, 11)
+    table = ch21.last_wave_counts(x, y, cap, depth)
+    before = ch21.quadtree_host(x, y, cap, depth - 1)       # where the last wave starts from
+    first = 4 ** (depth - 1)
+    assert table.size == first and table.sum() == np.sum(before >= first)
+    for code in np.unique(before[before >= first])[:5]:
+        assert table[code - first] == np.sum(before == code)

@@ -366,21 +366,25 @@ ch21.show_cuda("quadtree")
 #
 # ## Exercise 21.3 · A quadtree built by waves (3 points)
 #
-# Write `build_quadtree(x, y, capacity, max_depth, leaf, threads)`: `x`, `y` float32 `[n]` in
-# `[0, 1)` and `leaf` int32 `[n]` are device arrays, `capacity` and `max_depth` Python ints,
-# `threads` the block size to use. Set every `leaf[i]` to 1 (`start_at_root`), then run the
+# Write `build_quadtree(x, y, capacity, max_depth, leaf, table, threads)`: `x`, `y` float32
+# `[n]` in `[0, 1)`, `leaf` int32 `[n]` and `table` int32 `[4^(max_depth − 1)]` (the counters, as
+# many as the last wave needs) are device arrays, `capacity` and `max_depth` Python ints, `threads`
+# the block size to use. Set every `leaf[i]` to 1 (`start_at_root`), then run the
 # `max_depth` waves with the kernels below, a thread per point (`clear_table` clears the first `m`
 # counters, `count_wave` and `split_wave` are the wave's two steps; `first` is `4^d`, `scale` is
-# `2^(d+1)`), and leave in `leaf[i]` point `i`'s leaf. Allocate the table once, with `4^(max_depth − 1)` counters, the most a wave
-# needs. Read nothing back to the host. Roughly 35 lines.
+# `2^(d+1)`), and leave in `leaf[i]` point `i`'s leaf, and in `table` the last wave's counts.
+# Read nothing back to the host. Roughly 35 lines.
 #
 # **What the check does.** Blocks of 32 threads (32, 64 and 128 hidden). Points: a third uniform,
 # the rest in a few clusters of random widths, and a run of identical points longer than
-# `capacity` (a node that splits at every level down to `max_depth`); `capacity` from 1 to 8,
-# `max_depth` from 3 to 5 (on a GPU, past 10,000 points, 4 to 32 and 7 to 10). Visible: 37, 100
-# and 1 point; hidden: 400, 2 and two random counts. The leaves must be exact. In CPU mode the
-# check also proves that your kernels stored every leaf and read the coordinates of every point
-# that moved, and that nothing was read back to the host.
+# `capacity` (a node that splits at every level down to `max_depth`), and a group of exactly
+# `capacity` (a node that must not split); `capacity` from 1 to 8, `max_depth` from 3 to 5 (on a
+# GPU, past 10,000 points, 4 to 32 and 7 to 10). Visible: 38, 100 and 1 point; hidden: 400, 2 and
+# two random counts. The leaves and the last wave's counts must be exact. In CPU mode the check
+# also proves that your kernels stored every leaf and read the coordinates of every point that
+# moved, that nothing was read back to the host, and it watches every access to `leaf` and
+# `table` during a launch: two threads that update the same counter without an atomic stop the
+# launch with a race, naming both.
 
 # %% nbgrader={"grade": false, "grade_id": "quadtree_solution", "locked": false, "schema_version": 3, "solution": true, "task": false}
 @cuda.jit
@@ -423,12 +427,11 @@ def split_wave(x, y, leaf, first, scale, capacity, table):
     ### END SOLUTION
 
 
-def build_quadtree(x, y, capacity, max_depth, leaf, threads):
+def build_quadtree(x, y, capacity, max_depth, leaf, table, threads):
     ### BEGIN SOLUTION
     n = leaf.size
     blocks = (n + threads - 1) // threads
     start_at_root[blocks, threads](leaf)
-    table = cuda.device_array(max(1, 4 ** (max_depth - 1)), np.int32)
     for d in range(max_depth):
         first = 4 ** d
         clear_table[(first + threads - 1) // threads, threads](table, first)

@@ -22,14 +22,16 @@ from autograder.problems.ch21.references import (MAX_POINTS, MIN_POINTS, course_
                                                  tessellate_kernel)
 from autograder.problems.ch21.specs import (BASELINES, SPEED_N, SPEED_POINTS, SPEED_THREADS,
                                             bezier_host, bezier_sample, bezier_tolerance,
-                                            cell_of, counts_of, curvature, make_curves,
+                                            cell_of, counts_of, curvature, depth_for,
+                                            last_wave_counts, make_curves,
                                             quadtree, quadtree_host, quadtree_inputs,
                                             random_counts, tess_counts, tessellate, total_of)
 
 __all__ = ["BASELINES", "BEZIER_CUDA", "LIMITS_TEXT", "MAX_POINTS", "MIN_POINTS", "PROBLEMS",
            "QUADTREE_CUDA", "SPEED_N", "SPEED_POINTS", "SPEED_THREADS", "bezier_host",
            "bezier_sample", "bezier_tolerance", "cell_of", "chart", "counts_of",
-           "course_quadtree", "course_quadtree_of", "course_tessellate", "curvature",
+           "course_quadtree", "course_quadtree_of", "course_tessellate", "curvature", "depth_for",
+           "last_wave_counts",
            "exclusive_scan", "flat_kernel", "make_curves", "measure", "quadtree",
            "quadtree_host", "quadtree_inputs", "random_counts", "recorded_chart",
            "reference_counts", "sample_curves", "show_cuda", "show_quadtree",

@@ -185,7 +185,8 @@ def try_quadtree(build, n: int = 200, threads: int = 32, seed: int = 21, capacit
     inputs = quadtree_inputs(np.random.default_rng(seed), n)
     x, y = inputs["x"], inputs["y"]
     leaf = cuda.to_device(np.full(n, -1, np.int32))
-    build(cuda.to_device(x), cuda.to_device(y), capacity, max_depth, leaf, threads)
+    table = cuda.device_array(4 ** (max_depth - 1), np.int32)
+    build(cuda.to_device(x), cuda.to_device(y), capacity, max_depth, leaf, table, threads)
     return x, y, leaf.copy_to_host(), quadtree_host(x, y, capacity, max_depth)
 
 
@@ -195,7 +196,7 @@ def course_quadtree_of(x, y, capacity: int, max_depth: int) -> np.ndarray:
     leaf = cuda.device_array(len(x), np.int32)
     course_quadtree(cuda.to_device(np.asarray(x, np.float32)),
                     cuda.to_device(np.asarray(y, np.float32)), capacity, max_depth, leaf,
-                    quadtree_threads())
+                    cuda.device_array(4 ** (max_depth - 1), np.int32), quadtree_threads())
     return leaf.copy_to_host()
 
 

@@ -180,18 +180,16 @@ def quadtree_threads() -> int:
     return 256 if device.current().is_gpu else 32
 
 
-def course_quadtree(x, y, capacity, max_depth, leaf, threads):
-    """Exercise 21.3 written by the course: ``max_depth`` waves launched by the host, each a count
-    and a split over every point; nothing read back (a wave with no node to split changes
-    nothing)."""
-    from numba import cuda as numba_cuda
+def course_quadtree(x, y, capacity, max_depth, leaf, table, threads):
+    """Exercise 21.3 written by the course: ``max_depth`` waves launched by the host, each a clear
+    of the table's first 4^d counters, a count and a split over every point; nothing read back
+    (a wave with no node to split changes nothing)."""
     k = _quadtree_kernels()
     n = leaf.size
     if n == 0:
         return
     blocks = (n + threads - 1) // threads
     k["root"][blocks, threads](leaf)
-    table = numba_cuda.device_array(max(1, 4 ** max(0, int(max_depth) - 1)), np.int32)
     for d in range(int(max_depth)):
         first = 4 ** d
         k["clear"][(first + threads - 1) // threads, threads](table, first)

@@ -13,7 +13,9 @@ from the host (Numba CUDA has no launch from a kernel).
 - 21.3 ``quadtree``: a quadtree over points of [0, 1)² built by waves that the host launches: a
   node holding more than ``capacity`` points, above depth ``max_depth``, splits into four; the
   output is each point's leaf as a locational code (1 the root, ``4 · code + q`` child q, q = the
-  next bit of x plus twice the next bit of y), int32 [n], exact.
+  next bit of x plus twice the next bit of y), int32 [n], exact; and ``table`` int32
+  [4^(max_depth − 1)], the counters the learner is given, holding the last wave's counts. In CPU
+  mode every access to both in a launch is race-checked (a count without atomics stops it).
 """
 
 from __future__ import annotations
@@ -337,15 +339,22 @@ tessellate = TessellationProblem(
 ONE_BELOW = np.nextafter(np.float32(1), np.float32(0))
 
 
+def depth_for(n) -> int:
+    """A case's max_depth, from its number of points (the table's length, an output, depends on
+    it): 3 to 5 up to 10,000 points, 7 to 10 past them."""
+    n = int(n)
+    return 3 + n % 3 if n <= 10_000 else 7 + n % 4
+
+
 def quadtree_inputs(rng, n) -> dict:
     """``n`` points of [0, 1)²: a third uniform, the rest in a few clusters of random widths
     (10^-3 .. 10^-1), with a run of identical points longer than ``capacity`` (a node that keeps
-    splitting until ``max_depth``) once there are enough points. ``capacity`` 1 .. 8 and
-    ``max_depth`` 3 .. 5 on small cases; 4 .. 32 and 7 .. 10 past 10,000 points."""
+    splitting until ``max_depth``) once there are enough points. ``capacity`` 1 .. 8 on small cases, 4 ..
+    32 past 10,000 points; ``max_depth`` from :func:`depth_for`."""
     n = int(n)
     big = n > 10_000
     capacity = int(rng.integers(4, 33) if big else rng.integers(1, 9))
-    max_depth = int(rng.integers(7, 11) if big else rng.integers(3, 6))
+    max_depth = depth_for(n)
     pts = rng.random((n, 2))
     clustered = rng.random(n) < 2 / 3
     k = int(rng.integers(2, 5))
@@ -394,6 +403,14 @@ def quadtree_host(x, y, capacity, max_depth) -> np.ndarray:
     return leaf
 
 
+def last_wave_counts(x, y, capacity, max_depth) -> np.ndarray:
+    """The table after the last wave (d = max_depth − 1): the points of every node of that depth,
+    4^(max_depth − 1) counters."""
+    leaf = quadtree_host(x, y, capacity, max_depth - 1)
+    first = 4 ** (int(max_depth) - 1)
+    return np.bincount(leaf[leaf >= first] - first, minlength=first)
+
+
 def depth_of(code) -> np.ndarray:
     """The depth of a locational code: (bit length − 1) / 2."""
     code = np.asarray(code, np.int64)
@@ -414,16 +431,17 @@ def cell_of(code) -> tuple[float, float, float]:
 
 
 def _quadtree_spec(x, y, capacity, max_depth, **launch):
-    return {"leaf": quadtree_host(x, y, capacity, max_depth).astype(np.float64)}
+    return {"leaf": quadtree_host(x, y, capacity, max_depth).astype(np.float64),
+            "table": last_wave_counts(x, y, capacity, max_depth).astype(np.float64)}
 
 
 def _quadtree_outputs(n):
-    return {"leaf": ((int(n),), np.int32)}
+    return {"leaf": ((int(n),), np.int32), "table": ((4 ** (depth_for(n) - 1),), np.int32)}
 
 
 def _quadtree_launch(build, inputs, outputs, case):
     build(inputs["x"], inputs["y"], inputs["capacity"], inputs["max_depth"], outputs["leaf"],
-          case.threads)
+          outputs["table"], case.threads)
 
 
 def _quadtree_must_read(case):
@@ -449,6 +467,19 @@ QUADTREE_HINT = ("leaf[i] is point i's leaf: start every point at the root (code
                  "any point splits: two kernels (a barrier waits for its own block only).")
 
 
+TABLE_HINT = ("table is the table of counters you are given: after the last wave (d = max_depth "
+              "− 1) it holds the number of points of every node of that depth, table[code − 4^d] "
+              "for the node `code` (cleared before the wave, then one atomic add per point still "
+              "at that depth). A plain `table[j] += 1` loses the additions of threads that read "
+              "the same counter at the same time: use cuda.atomic.add.")
+
+
+TWO_KERNELS_HINT = ("a thread read a counter while a thread of another block was still adding "
+                    "to it: the blocks of one launch run in no particular order, and a barrier "
+                    "waits only for the threads of its own block. Count in one kernel and split "
+                    "in the next: a launch ends only when all its blocks have finished.")
+
+
 class QuadtreeProblem(Problem):
     """The host's waves: every point is visited twice per wave, max_depth waves."""
 
@@ -457,7 +488,10 @@ class QuadtreeProblem(Problem):
 
     def judge(self, case, outcome, show_inputs: bool = True):
         verdict = super().judge(case, outcome, show_inputs=False)
-        if verdict.index is not None and show_inputs:
+        if not verdict.passed and "`table`" in verdict.message:
+            verdict.hint = (TWO_KERNELS_HINT if "race" in verdict.message and "(atomically)"
+                            in verdict.message else TABLE_HINT)
+        elif verdict.index is not None and show_inputs:
             i = int(verdict.index)
             x, y = case.inputs["x"][i], case.inputs["y"][i]
             verdict.message += (f"\n  point {i} at ({float(x)!r}, {float(y)!r}); capacity = "
@@ -470,11 +504,14 @@ quadtree = QuadtreeProblem(
     "quadtree", title="A quadtree built by waves the host launches",
     spec=_quadtree_spec, make_inputs=quadtree_inputs, outputs=_quadtree_outputs,
     tolerance=_exact, launch=_quadtree_launch, block_sizes=(32, 64, 128), visible_block_size=32,
-    # Visible: 37 points, 100, 1 (a tree of one leaf). Hidden: 400 (four times the largest
-    # visible), 2, and two random counts; on a GPU 2^24 + 3 points too, 7 to 10 levels.
-    cpu_sizes=Sizes(visible=(37, 100, 1), hidden=(400, 2), hidden_random=(2, 3, 300)),
-    gpu_sizes=Sizes(visible=(37, 100, 1), hidden=(400, 2, (1 << 24) + 3),
+    # Visible: 38 points (5 levels at most), 100 (4), 1 (a tree of one leaf). Hidden: 400 (four
+    # times the largest visible), 2, and two random counts; on a GPU 2^24 + 3 points too (10).
+    cpu_sizes=Sizes(visible=(38, 100, 1), hidden=(400, 2), hidden_random=(2, 3, 300)),
+    gpu_sizes=Sizes(visible=(38, 100, 1), hidden=(400, 2, (1 << 24) + 3),
                     hidden_random=(2, 20_000, 300_000)),
     size_label=_point_label, reference=reference_quadtree, must_read=_quadtree_must_read,
     bytes_moved=lambda n: 12 * int(n), value_hint=QUADTREE_HINT, device_only=True,
+    # CPU mode: every access to leaf and table in a launch race-checked (a count without atomics
+    # stops the launch, naming the threads).
+    race_check_outputs=True,
 )

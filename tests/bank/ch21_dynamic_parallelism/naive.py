@@ -67,7 +67,7 @@ def _allclose_quadtree(build) -> bool:
     y = rng.random(N).astype(np.float32)
     expected = _quadtree_expected(x.astype(np.float64), y.astype(np.float64), 4, 4)
     d_leaf = cuda.device_array(N, np.int32)
-    build(cuda.to_device(x), cuda.to_device(y), 4, 4, d_leaf, 32)
+    build(cuda.to_device(x), cuda.to_device(y), 4, 4, d_leaf, cuda.device_array(64, np.int32), 32)
     return bool(np.allclose(d_leaf.copy_to_host(), expected))
 
 

@@ -1,4 +1,4 @@
-# bank: keeps each point's depth in an array of its own and its cell's integer coordinates from the bits of x and y, a fresh zeroed table copied from the host each wave, and the code built at the end; correct, full marks.
+# bank: keeps each point's depth in an array of its own and takes the quadrant from the bits of its cell's integer coordinates, clears the counters with a grid-stride kernel of a fixed grid, and counts only the points at the wave's depth; correct, full marks.
 # naive: none
 @cuda.jit
 def _init(depth, leaf):
@@ -6,6 +6,12 @@ def _init(depth, leaf):
     if i < leaf.size:
         depth[i] = 0
         leaf[i] = 1
+
+
+@cuda.jit
+def _clear(table, m):
+    for j in range(cuda.grid(1), m, cuda.gridsize(1)):
+        table[j] = 0
 
 
 @cuda.jit
@@ -26,12 +32,12 @@ def _split(x, y, depth, leaf, d, capacity, table):
             depth[i] = d + 1
 
 
-def build_quadtree(x, y, capacity, max_depth, leaf, threads):
+def build_quadtree(x, y, capacity, max_depth, leaf, table, threads):
     n = leaf.size
     blocks = (n + threads - 1) // threads
     depth = cuda.device_array(n, np.int32)
     _init[blocks, threads](depth, leaf)
     for d in range(max_depth):
-        table = cuda.to_device(np.zeros(4 ** d, np.int32))
+        _clear[4, threads](table, 4 ** d)
         _count[blocks, threads](depth, leaf, d, table)
         _split[blocks, threads](x, y, depth, leaf, d, capacity, table)

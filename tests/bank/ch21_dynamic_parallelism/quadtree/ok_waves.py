@@ -35,11 +35,10 @@ def split_wave(x, y, leaf, first, scale, capacity, table):
             leaf[i] = 4 * code + qx + 2 * qy
 
 
-def build_quadtree(x, y, capacity, max_depth, leaf, threads):
+def build_quadtree(x, y, capacity, max_depth, leaf, table, threads):
     n = leaf.size
     blocks = (n + threads - 1) // threads
     start_at_root[blocks, threads](leaf)
-    table = cuda.device_array(max(1, 4 ** (max_depth - 1)), np.int32)
     for d in range(max_depth):
         first = 4 ** d
         clear_table[(first + threads - 1) // threads, threads](table, first)

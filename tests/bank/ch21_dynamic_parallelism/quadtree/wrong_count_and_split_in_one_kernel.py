@@ -30,10 +30,9 @@ def _wave(x, y, leaf, first, scale, capacity, table):
         leaf[i] = 4 * code + (int32(x[i] * scale) & 1) + 2 * (int32(y[i] * scale) & 1)
 
 
-def build_quadtree(x, y, capacity, max_depth, leaf, threads):
+def build_quadtree(x, y, capacity, max_depth, leaf, table, threads):
     blocks = (leaf.size + threads - 1) // threads
     _root[blocks, threads](leaf)
-    table = cuda.device_array(max(1, 4 ** (max_depth - 1)), np.int32)
     for d in range(max_depth):
         _clear[(4 ** d + threads - 1) // threads, threads](table, 4 ** d)
         _wave[blocks, threads](x, y, leaf, 4 ** d, float(2 ** (d + 1)), capacity, table)

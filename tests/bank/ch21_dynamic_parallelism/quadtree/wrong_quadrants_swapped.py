@@ -33,10 +33,9 @@ def _split(x, y, leaf, first, scale, capacity, table):
             leaf[i] = 4 * code + 2 * (int32(x[i] * scale) & 1) + (int32(y[i] * scale) & 1)
 
 
-def build_quadtree(x, y, capacity, max_depth, leaf, threads):
+def build_quadtree(x, y, capacity, max_depth, leaf, table, threads):
     blocks = (leaf.size + threads - 1) // threads
     _root[blocks, threads](leaf)
-    table = cuda.device_array(max(1, 4 ** (max_depth - 1)), np.int32)
     for d in range(max_depth):
         _clear[(4 ** d + threads - 1) // threads, threads](table, 4 ** d)
         _count[blocks, threads](leaf, 4 ** d, table)
