@@ -4,7 +4,7 @@
 ``AAG_RECORD``) as ``$OUT/record/h200_chNN_measure.json``, to be copied into the chapter's folder,
 where the cell shows it to learners without a GPU.
 
-    python3 scripts/gpu-measure.py [--out DIR] [parts: ch13 ... ch20, ch22, profile]
+    python3 scripts/gpu-measure.py [--out DIR] [parts: ch13 ... ch22, profile]
 
 On the GPU machine through ``scripts/gpu-check measure``. Each part is timed with CUDA events
 after warm-up (the chapters' own ``measure``); one failing part does not stop the others."""
@@ -118,6 +118,13 @@ def ch20() -> list[dict]:
     return rows + verdicts
 
 
+def ch21() -> list[dict]:
+    from autograder.problems import ch21 as c
+    rows = c.measure(None)
+    ag.experiments.steps(**c.chart(rows))
+    return rows
+
+
 def ch22() -> list[dict]:
     from autograder.problems import ch22 as c
     c.record_timelines()                     # $AAG_RECORD/h200_ch22_timeline.json
@@ -150,7 +157,7 @@ def profile() -> dict:
 
 
 PARTS = {"ch13": ch13, "ch14": ch14, "ch15": ch15, "ch16": ch16, "ch17": ch17, "ch18": ch18,
-         "ch19": ch19, "ch20": ch20, "ch22": ch22, "profile": profile}
+         "ch19": ch19, "ch20": ch20, "ch21": ch21, "ch22": ch22, "profile": profile}
 
 
 def main() -> int:
