@@ -141,7 +141,8 @@ def slab_expected(slab: np.ndarray, c, first: bool, last: bool) -> tuple[np.ndar
 
 def timed(fns, comm, inputs, options, switch) -> dict:
     """The measuring cell and the speed test: each of ``fns`` ({label: step function}) called
-    ``repeats`` times after ``warmup`` calls, every rank starting together (a barrier); a call
+    ``repeats`` times after ``warmup`` calls, the steps taking turns call by call, every rank
+    starting together (a barrier); a call
     lasts as long as its slowest rank. Every timed call's ``d_out`` is checked against the float64
     stencil of the rank's slab. Returns, per label: ms of each call, right (bool each), and this
     rank's timeline of the last call (MPI calls and stencil kernels, ms from its start)."""
@@ -157,10 +158,16 @@ def timed(fns, comm, inputs, options, switch) -> dict:
     d_out = cuda.device_array(slab.shape, np.float32)
     poison = np.full(slab.shape, np.nan, np.float32)
     out = {}
-    for index, (label, fn) in enumerate(fns.items()):
-        times, right = [], []
-        spans = []
-        for call in range(options["warmup"] + options["repeats"]):
+    steps = list(fns.values())
+    times = [[] for _ in steps]
+    right = [[] for _ in steps]
+    spans = [[] for _ in steps]
+    # The steps take turns, call by call, in an order that rotates: a drift of the machine
+    # (clocks, another process) falls on all of them alike, not on whichever ran last.
+    for call in range(options["warmup"] + options["repeats"]):
+        for k in range(len(steps)):
+            index = (call + k) % len(steps)
+            fn = steps[index]
             d_out.copy_to_device(poison)
             rc = RankComm(comm)
             _trace.clear()
@@ -180,16 +187,17 @@ def timed(fns, comm, inputs, options, switch) -> dict:
             if call < options["warmup"]:
                 continue
             got = d_out.copy_to_host()[1:n + 1].astype(np.float64)
-            right.append(bool(np.all(np.abs(got - exact) <= tol)))
-            times.append(slowest * 1e3)
-            spans = [(name, (a - t0) * 1e3, (b - t0) * 1e3) for name, a, b in rc.calls]
+            right[index].append(bool(np.all(np.abs(got - exact) <= tol)))
+            times[index].append(slowest * 1e3)
+            spans[index] = [(name, (a - t0) * 1e3, (b - t0) * 1e3) for name, a, b in rc.calls]
             for start, end in _trace:
-                spans.append(("kernel", cuda.event_elapsed_time(origin, start),
-                              cuda.event_elapsed_time(origin, end)))
-        out[f"ms_{index}"] = np.array(times)
-        out[f"right_{index}"] = np.array(right)
-        out[f"span_names_{index}"] = np.array([s[0] for s in spans] or [""])
-        out[f"span_times_{index}"] = np.array([s[1:] for s in spans] or [(0.0, 0.0)])
+                spans[index].append(("kernel", cuda.event_elapsed_time(origin, start),
+                                     cuda.event_elapsed_time(origin, end)))
+    for index in range(len(steps)):
+        out[f"ms_{index}"] = np.array(times[index])
+        out[f"right_{index}"] = np.array(right[index])
+        out[f"span_names_{index}"] = np.array([s[0] for s in spans[index]] or [""])
+        out[f"span_times_{index}"] = np.array([s[1:] for s in spans[index]] or [(0.0, 0.0)])
     return out
 
 

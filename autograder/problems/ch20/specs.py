@@ -347,7 +347,11 @@ SPEED_RANKS = 4
 SPEED_GRID = (514, 512, 512)        # z × y × x: 128 or 129 planes a rank, 1 MiB a plane
 SPEED_REPEATS = 20
 SPEED_WARMUP = 3
-SPEED_BAR = 0.97                    # median time at most 97% of the course's blocking step's
+# The learner's median at most 95% of the course's blocking step's, timed in turn with it. On the
+# H200 the course's overlapped step measured 0.906 of its blocking step (6.11 against 6.74 ms, 4
+# ranks); at a bar of 0.97 the blocking step itself passed once, timed in blocks rather than in
+# turn (docs/benchmarks.md).
+SPEED_BAR = 0.95
 
 
 class OverlapSpeed(Problem):
