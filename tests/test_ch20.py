@@ -236,8 +236,8 @@ def test_the_speed_verdict(monkeypatch):
             assert not problem.judge(case, _speed_outcome(1.0, 1.0, right=False)).passed
     monkeypatch.setattr(specs.device, "current", lambda: _Gpu())
     assert problem.judge(case, _speed_outcome(9.0, 10.0)).passed
-    slow = problem.judge(case, _speed_outcome(9.9, 10.0))
-    assert not slow.passed and "bar: 97% of the blocking step's time" in slow.message
+    slow = problem.judge(case, _speed_outcome(9.6, 10.0))
+    assert not slow.passed and "bar: 95% of the blocking step's time" in slow.message
     assert not problem.judge(case, _speed_outcome(1.0, 10.0, right=False)).passed
 
 
