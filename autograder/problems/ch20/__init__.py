@@ -13,7 +13,7 @@ Files: ``specs.py`` the graded exercises, ``references.py`` the course's per-ran
 
 from autograder.problems.ch20.drivers import RankComm, stencil_planes
 from autograder.problems.ch20.notebook import (CHART, chart, exchange_bytes, measure, run_ranks,
-                                               recorded_missing, show_slabs, timeline)
+                                               show_slabs, timeline)
 from autograder.problems.ch20.ranks import RankFailed, RankHung
 from autograder.problems.ch20.references import (neighbours, reference_exchange, reference_step,
                                                  reference_step_blocking, reference_step_overlap)
@@ -24,7 +24,7 @@ from autograder.problems.ch20.specs import (SPEED_GRID, SPEED_RANKS, grid_inputs
 __all__ = ["CHART", "PROBLEMS", "RankComm", "RankFailed", "RankHung", "SPEED_GRID", "SPEED_RANKS",
            "chart", "exchange_bytes", "grid_inputs", "halo_exchange", "measure", "neighbours",
            "reference_exchange", "reference_step", "reference_step_blocking",
-           "reference_step_overlap", "recorded_missing", "run_ranks", "show_slabs", "slabs_of", "split_planes",
+           "reference_step_overlap", "run_ranks", "show_slabs", "slabs_of", "split_planes",
            "stencil_overlap", "stencil_overlap_speed", "stencil_planes", "stencil_step",
            "timeline"]
 

@@ -131,16 +131,6 @@ def chart(rows: list[dict] | None = None) -> dict:
                      f"{rows[0].get('ranks', SPEED_RANKS)} ranks sharing one GPU"}
 
 
-def recorded_rows() -> list[dict] | None:
-    """The course's H200 run of the measuring cell, or None where it is not recorded yet."""
-    from autograder.problems import recorded_file
-    path = recorded_file(f"h200_{CHART}")
-    if path is None:
-        return None
-    import json
-    return json.loads(path.read_text())["rows"]
-
-
 def timeline(rows: list[dict], ax=None):
     """Each rank's last call of each step as a timeline: MPI calls (the exchange) and stencil
     kernels (the compute) as bars, one line per rank and step. In the overlapped step the
@@ -166,12 +156,3 @@ def timeline(rows: list[dict], ax=None):
               loc="lower right")
     ax.set_title("Each rank's timeline of one step", fontsize=9)
     return ax
-
-
-def recorded_missing() -> str:
-    """CPU mode's measuring cell: "" where the course's H200 run of it is recorded (then
-    ``chart()`` names it), else a plain sentence saying that it is not."""
-    if recorded_rows() is not None:
-        return ""
-    return ("The course's own run of this cell on an H200 is not recorded yet, so there is "
-            "nothing to draw here: run the cell on a machine with an NVIDIA GPU to measure it.")

@@ -12,8 +12,7 @@ cells call.
 """
 
 from autograder.problems.ch21.notebook import (BEZIER_CUDA, LIMITS_TEXT, QUADTREE_CUDA, chart,
-                                               course_quadtree_of, measure, recorded_chart,
-                                               sample_curves, show_cuda, show_quadtree,
+                                               course_quadtree_of, measure, sample_curves, show_cuda, show_quadtree,
                                                show_tessellation, time_cpu, try_counts,
                                                try_quadtree, try_tessellate, work_saved)
 from autograder.problems.ch21.references import (MAX_POINTS, MIN_POINTS, course_quadtree,
@@ -33,7 +32,7 @@ __all__ = ["BASELINES", "BEZIER_CUDA", "LIMITS_TEXT", "MAX_POINTS", "MIN_POINTS"
            "course_quadtree", "course_quadtree_of", "course_tessellate", "curvature", "depth_for",
            "last_wave_counts",
            "exclusive_scan", "flat_kernel", "make_curves", "measure", "quadtree",
-           "quadtree_host", "quadtree_inputs", "random_counts", "recorded_chart",
+           "quadtree_host", "quadtree_inputs", "random_counts",
            "reference_counts", "sample_curves", "show_cuda", "show_quadtree",
            "show_tessellation", "tess_counts", "tessellate", "tessellate_flat",
            "tessellate_kernel", "time_cpu", "total_of", "try_counts", "try_quadtree",

@@ -304,14 +304,3 @@ def chart(rows: list[dict] | None = None) -> dict:
         return {"name": CHART}
     return {"name": CHART, "rows": list(rows),
             "title": f"Tessellating {SPEED_N:,} curves, flat and adaptive"}
-
-
-def recorded_chart() -> dict | None:
-    """``chart()`` when the course's H200 run of the measuring cell ships with the chapter
-    (``h200_ch21_measure.json``); else None, after a sentence saying that it is not recorded yet."""
-    from autograder.problems import recorded_file
-    if recorded_file(f"h200_{CHART}") is None:
-        print("The course's own H200 run of this cell is not recorded yet: run the cell on a GPU "
-              "to see the numbers.")
-        return None
-    return chart()
