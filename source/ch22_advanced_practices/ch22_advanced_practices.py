@@ -297,8 +297,11 @@ except ag.timing.NeedsGPU as why:
 # Look for three things: the copy-in bars of later chunks under the kernel bars of earlier ones;
 # the copy-out bars under the next chunk's copy in (the two directions use two copy engines); and
 # the total, which cannot be shorter than the slower direction of copies, however many streams
-# you add. The kernel here is so cheap next to the bus that the copies dominate: the pipeline saves
-# about the time of one direction and of the kernel, not more.
+# you add. The kernel here is so cheap next to the bus that the copies dominate: the pipeline can
+# save at most about the time of one direction and of the kernel. On the course's H200 it saved
+# less, 9.36 ms against 11.53 for the serial way: each direction slowed when both ran at once
+# (from about 48 GB/s to 35–40), and each chunk's copy in started a little after the previous one
+# ended, while Python queued the chunk's calls.
 #
 # ## Launch overhead, measured from Python
 #
@@ -306,8 +309,10 @@ except ag.timing.NeedsGPU as why:
 # time by 2,000: the GPU does each launch's work in a few microseconds, so what is measured is
 # the host. Numba's launch `k[grid, block](...)` configures the kernel each time (a new launch
 # configuration object) and then checks and types every argument; keeping the configured kernel,
-# `kc = k[grid, block]`, and calling `kc(...)` saves the first part. Where CuPy is installed, the
-# same launches are also captured once into a CUDA graph and replayed with one call.
+# `kc = k[grid, block]`, and calling `kc(...)` saves the first part, which on the course's H200
+# was too small to see (45 µs a launch either way: the arguments are where the time goes). Where
+# CuPy is installed, the same launches are also captured once into a CUDA graph and replayed with
+# one call (there: 12 µs a CuPy launch, 1.0 µs a kernel replayed from the graph).
 
 # %%
 try:
@@ -497,30 +502,35 @@ except ag.timing.NeedsGPU as why:
 # against.
 
 # %% [markdown] nbgrader={"grade": true, "grade_id": "ch22_answer", "locked": false, "points": 3, "schema_version": 3, "solution": true, "task": false}
-# *Model answer (in the solutions only; the figures are what an H200 on PCIe 5 should give, by
-# the numbers of the text; measured times are the learner's own).* (1) 2^26 floats are 268 MB
-# each way. At about 50 GB/s a direction the copy in takes some 5.4 ms and the copy back as long;
-# the kernel moves 537 MB inside the GPU at about 4 TB/s, 0.13 ms. Serial: about 11 ms. A
-# pipeline can at best run the two directions at the same time on the two copy engines and hide
-# the kernel under them: about 5.5 ms plus the first chunk's copy in and the last chunk's copy
-# back (with 8 chunks, an eighth of a direction each, 1.3 ms), so about 7 ms, 1.6 times faster.
-# The timeline shows the copy-in lane and the copy-out lane busy side by side, the kernels thin
-# slivers between them: the bus bounds it. More streams do not add copy engines (there is one per
-# direction), and more chunks shorten only the fill and drain at the ends while adding a launch
-# and two copy calls each, so beyond 8 to 16 chunks nothing is gained. (2) Each Numba launch costs
-# the host some 10 to 30 µs (configured each time), a few µs less with the configured kernel
-# reused; 2,000 launches take 20 to 60 ms of host time for work the GPU does in about 0.1 ms in
-# one batched launch (8.4 million elements, 67 MB at 4 TB/s, 17 µs, plus the launch). The batched
-# kernel is not worth it when the problems are so few and so large that each fills the GPU by
-# itself, or so uneven that one block per problem leaves most SMs idle behind one long problem
-# (then split long problems into several blocks). (3) I guessed four per thread would be faster;
-# both run at about the same bandwidth, within a few percent of the copy's: with blocks of 256
-# and a quarter of the threads, each SM still has several blocks, and four independent 4-byte
-# loads per thread keep as many bytes in flight as four threads with one each, above the
-# 18 KB per SM that Little's law asks for. ILP wins where occupancy is limited (many registers or
-# much shared memory per thread); here neither is. (4) The first kernel on the managed array took
-# several milliseconds where the second took about 0.15 ms: 268 MB migrated by page faults at a
-# few tens of GB/s, slower than a bulk copy because each fault stops the warps that touched the
+# *Model answer (in the solutions only; the predictions come from the text's figures, the
+# measurements from the course's H200 run).* (1) 2^26 floats are 268 MB each way. At about 50 GB/s
+# a direction the copy in takes some 5.4 ms and the copy back as long; the kernel moves 537 MB
+# inside the GPU at about 4 TB/s, 0.13 ms. Serial: about 11 ms. A pipeline can at best run the two
+# directions at the same time on the two copy engines and hide the kernel under them: about 5.5 ms
+# plus the first chunk's copy in and the last chunk's copy back (with 8 chunks, an eighth of a
+# direction each, 1.3 ms), so about 7 ms, 1.6 times faster. Measured on the H200: the two copies
+# alone 10.27 ms (5.5 ms in, 4.8 ms out), serial 11.53 ms, 8 chunks over 4 streams 9.36 ms: 1.23
+# times faster, not 1.6. The timeline shows why. The copy in of one chunk does run beside the copy
+# out of the one before, but each direction then slows from about 48 GB/s to 35–40 GB/s (the link
+# and the host's memory carried about 75 GB/s together, not twice 48), and each chunk's copy in
+# starts 0.1 to 0.3 ms after the previous one ends, while Python queues that chunk's three calls.
+# The kernels are thin slivers between the copies: the bus bounds it. More streams do not add copy
+# engines (there is one per direction), and more chunks add a launch and two copy calls each, so
+# beyond 8 to 16 chunks nothing is gained. (2) A Numba launch cost the host 45 µs on the H200's
+# machine, configured each time or reused alike (46 µs: the configuration is not where the time
+# goes); CuPy's launch 12 µs, and a CUDA graph of the same launches, captured once through CuPy
+# and replayed, 1.0 µs a kernel. The 2,000 launches of 22.2's baseline took 467 ms (with a slice
+# of each device array per problem), the one batched launch 0.070 ms: 6,700 times less. The
+# batched kernel is not worth it when the problems are so few and so large that each fills the GPU
+# by itself, or so uneven that one block per problem leaves most SMs idle behind one long problem
+# (then split long problems into several blocks). (3) I guessed four per thread would be faster,
+# and it was: 0.134 ms against 0.201 ms (3.99 against 2.67 TB/s; a copy reaches 4.27). With one
+# 4-byte load per thread, even 2,048 resident threads per SM keep only 8 kB in flight, and
+# Little's law asks for about 10 kB per SM at 4.27 TB/s and 0.3 µs (chapter 4): the one-element
+# kernel cannot reach the bandwidth at any occupancy. Four independent loads per thread keep four
+# times as much in flight with a quarter of the threads. (4) The first kernel on the managed
+# array took 73.8 ms where the second took 0.51 ms: 268 MB migrated by page faults at under 4
+# GB/s, a tenth of a pinned copy's speed, because each fault stops the warps that touched the
 # page while the driver moves it. In Numba I would copy explicitly (`cuda.to_device`, or my
 # pipeline from pinned memory) or touch the array once in a warm-up kernel; in CUDA C++ I would
 # call `cudaMemPrefetchAsync` to the device on a stream before the kernel.
