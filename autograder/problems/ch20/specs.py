@@ -100,13 +100,14 @@ def _timeout(light: bool = False) -> float:
 
 
 # Sizes (ranks, nz, ny, nx). Visible: 3 ranks over 7 planes (3, 2, 2). Hidden: 4 ranks over 6
-# planes (2, 2, 1, 1: a rank of a single plane sends that plane both ways) and 2 ranks over 9 (5,
-# 4), other y and x, values from the secret seed; on a GPU two larger grids too. Every rank runs
-# the simulator in CPU mode and a launch starts 2 to 4 Python processes (a second or more each on
-# a busy 2-core machine): the cases are few and small.
-CPU_SIZES = Sizes(visible=((3, 7, 5, 6),), hidden=((4, 6, 5, 7), (2, 9, 6, 5)))
+# planes (2, 2, 1, 1: a rank of a single plane sends that plane both ways) and 2 ranks over 21
+# planes of 9 × 10 (11, 10), six times the visible grid's points, other y and x, values from the
+# secret seed; on a GPU two larger grids too. Every rank runs the simulator in CPU mode and a
+# launch starts 2 to 4 Python processes (a second or more each on a busy 2-core machine): the
+# cases are few and small.
+CPU_SIZES = Sizes(visible=((3, 7, 5, 6),), hidden=((4, 6, 5, 7), (2, 21, 9, 10)))
 GPU_SIZES = Sizes(visible=((3, 7, 5, 6),),
-                  hidden=((4, 6, 5, 7), (2, 9, 6, 5), (3, 101, 67, 45), (4, 130, 35, 66)))
+                  hidden=((4, 6, 5, 7), (2, 21, 9, 10), (3, 101, 67, 45), (4, 130, 35, 66)))
 
 
 class DistributedProblem(Problem):
