@@ -99,8 +99,9 @@ def _audit(event, args):
 def watch_course_code(launch, seen: list):
     """``launch`` with a profiler on while it runs: a call of any function defined in
     ``autograder/problems/`` (the exercises' specs, references and helpers), other than
-    ``launch`` itself and the comprehensions in it, is appended to ``seen`` by name; so is a change of the profiler or the
-    tracer, or a code object built, during the call (an audit hook sees those)."""
+    ``launch`` itself and the comprehensions in it, is appended to ``seen`` by name; so is a
+    change of the profiler or the tracer, or a code object built, during the call (an audit hook
+    sees those)."""
     import threading
 
     # autograder/problems/, found from this file (grading sits below problems: no import of it)

@@ -12,10 +12,9 @@ kernels and pipelines, ``notebook.py`` what the notebook's other cells call.
 
 from autograder.problems.ch22.notebook import (CHART, TIMELINE, chart, cpu_mode_table,
                                                draw_timeline, launch_overhead, measure,
-                                               measure_pipeline, missing, overlap,
-                                               record_timelines, recorded, show_cpu_mode,
-                                               show_recorded_timelines, stamps_to_rows, time_cpu,
-                                               timeline, try_pipeline)
+                                               measure_pipeline, overlap, record_timelines,
+                                               show_cpu_mode, show_recorded_timelines,
+                                               stamps_to_rows, time_cpu, timeline, try_pipeline)
 from autograder.problems.ch22.references import (ILP, THREADS, chunk_bounds, reference_axpb,
                                                  reference_batched, reference_ilp,
                                                  reference_one_each, reference_pipeline,
@@ -29,8 +28,7 @@ __all__ = ["BATCHED_SPEED", "BENCH_VARIANTS", "CHART", "ILP", "ILP_SPEED", "PROB
            "TIMELINE", "StreamTrace", "axpb_tolerance", "batched", "batched_inputs",
            "batched_sample", "chart", "chunk_bounds", "cpu_mode_table", "draw_timeline", "ilp",
            "ilp_blocks", "ilp_inputs", "launch_overhead", "measure", "measure_pipeline",
-           "missing", "overlap", "pipeline", "pipeline_inputs", "record_timelines", "recorded",
-           "reference_axpb", "reference_batched", "reference_ilp", "reference_one_each",
+           "overlap", "pipeline", "pipeline_inputs", "record_timelines", "reference_axpb", "reference_batched", "reference_ilp", "reference_one_each",
            "reference_pipeline", "reference_rounds", "serial_pipeline", "show_cpu_mode",
            "show_recorded_timelines", "stamps_to_rows", "time_cpu",
            "timeline", "try_pipeline"]

@@ -161,36 +161,22 @@ TIMELINE = "ch22_timeline"   # the recorded timelines: h200_ch22_timeline.json i
 CHART = "ch22_measure"       # the measuring cell's recorded picture: h200_ch22_measure.json
 
 
-def recorded(name: str) -> dict | None:
-    """The course's H200 run named ``name`` (``h200_<name>.json`` in this folder), or None while
-    it has not been recorded."""
+def show_recorded_timelines() -> dict:
+    """CPU mode: draw the course's H200 timelines (serial, then pipelined), from
+    ``h200_ch22_timeline.json`` in this folder; returns what was drawn."""
     import json
-    from pathlib import Path
-    path = Path(__file__).resolve().parent / f"h200_{name}.json"
-    return json.loads(path.read_text()) if path.is_file() else None
 
-
-def missing(name: str) -> str:
-    """The sentence a CPU-mode cell prints while the course's H200 run of ``name`` is missing."""
-    return (f"The course's H200 run of this cell (h200_{name}.json) has not been recorded yet: on "
-            "a GPU, run the cell to see your own.")
-
-
-def show_recorded_timelines() -> bool:
-    """CPU mode: draw the course's H200 timelines (serial, then pipelined); False, with a
-    sentence printed, while they are not recorded."""
     import matplotlib.pyplot as plt
-    kept = recorded(TIMELINE)
-    if kept is None:
-        print(missing(TIMELINE))
-        return False
+
+    from autograder.problems import recorded_file
+    kept = json.loads(recorded_file(f"h200_{TIMELINE}").read_text())
     runs = kept["runs"]
     fig, axes = plt.subplots(len(runs), 1, figsize=(11, 2.2 * len(runs)), squeeze=False)
     for ax, run in zip(axes[:, 0], runs):
         draw_timeline(run["rows"], title=f"{run['label']} (on {kept['device']})", ax=ax)
     fig.tight_layout()
     plt.show()
-    return True
+    return kept
 
 
 def record_timelines(n: int = 1 << 26, chunks: int = 8, streams: int = 4, rounds: int = 0,
@@ -489,4 +475,5 @@ def time_cpu(n: int = 1 << 22, seed: int = 22) -> list[dict]:
 
 __all__ = ["CHART", "ILP", "TIMELINE", "chart", "cpu_mode_table", "draw_timeline",
            "launch_overhead", "measure", "measure_pipeline", "overlap", "record_timelines",
-           "missing", "recorded", "reference_ilp", "show_cpu_mode", "show_recorded_timelines", "stamps_to_rows", "time_cpu", "timeline", "try_pipeline"]
+           "reference_ilp", "show_cpu_mode", "show_recorded_timelines", "stamps_to_rows",
+           "time_cpu", "timeline", "try_pipeline"]
