@@ -83,6 +83,20 @@ def timeline(log: str) -> list[str]:
     return [line[:160] for line in log.splitlines() if line[:12].strip().endswith("ms")]
 
 
+def _autograde(chapter: str, root: Path) -> subprocess.CompletedProcess:
+    """``nbgrader autograde`` as grade-all runs it, its log lines printed as they come (each with
+    its time): a chapter that runs past the device's time limit still shows where it was."""
+    proc = subprocess.Popen([*NBGRADER, "autograde", chapter, "--student=sol", "--force",
+                             *LOG_TIMES], cwd=root, env=h.env(), stdout=subprocess.PIPE,
+                            stderr=subprocess.STDOUT, text=True)
+    lines = []
+    for line in proc.stdout:
+        lines.append(line)
+        print(f"  {chapter[:4]} {line.rstrip()[:200]}", flush=True)
+    proc.wait(timeout=3000)
+    return subprocess.CompletedProcess(proc.args, proc.returncode, "".join(lines), "")
+
+
 def grade_chapter(chapter: str, workdir: Path) -> dict:
     baselines = warm_baselines(chapter)
     root = workdir / chapter
@@ -90,9 +104,7 @@ def grade_chapter(chapter: str, workdir: Path) -> dict:
     h.prepare(root, chapter)
     h.submit(root, chapter, "sol", h.read_nb(root / "solutions" / chapter / f"{chapter}.ipynb"))
     start = time.monotonic()
-    p = subprocess.run([*NBGRADER, "autograde", chapter, "--student=sol",   # as grade-all runs it
-                        "--force", *LOG_TIMES], cwd=root, env=h.env(), capture_output=True,
-                       text=True, timeout=3000)
+    p = _autograde(chapter, root)
     wall = time.monotonic() - start
     graded = root / "autograded" / "sol" / chapter
     cells = cell_seconds(h.read_nb(graded / f"{chapter}.ipynb")) if p.returncode == 0 else []
@@ -111,7 +123,11 @@ def grade_chapter(chapter: str, workdir: Path) -> dict:
                          "processes_started": r.get("details", {}).get("processes_started"),
                          "other_warp_sizes_seconds": r.get("details", {}).get("other_warp_sizes_seconds"),
                          "check_seconds": r.get("details", {}).get("check_seconds"),
-                         "speed_seconds": r.get("details", {}).get("speed", {}).get("seconds")}
+                         "speed_seconds": r.get("details", {}).get("speed", {}).get("seconds"),
+                         "peak_rss_mib": r.get("details", {}).get("peak_rss_mib"),
+                         "error": "" if r.get("passed") else str(r.get("error"))[:2000],
+                         "speed": ([str(v)[:600] for v in r.get("verdicts", [])]
+                                   if "speed" in cell or r.get("details", {}).get("speed") else [])}
                   for cell, r in judged.items()},
         "score": [sum(s for s, _ in scores.values()), sum(m for _, m in scores.values())],
         "timeline": timeline(p.stdout + p.stderr),

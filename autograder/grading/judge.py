@@ -569,10 +569,13 @@ def judge_exercise(cells: list[dict], checks: list[CheckCall], settings: Setting
         result.passed = False
         result.error = f"✗ {checks[0].problem.split('.')[1]}: {gone}"
         if student is not None:
+            result.details["peak_rss_mib"] = round(student.proc.peak_rss / 2**20)
             student.close()
             student = None
     finally:
         if student is not None:
+            # for the instructor: the most memory the process and its children held so far
+            result.details["peak_rss_mib"] = round(student.proc.peak_rss / 2**20)
             if student.proc.proc.poll() is None and not student.proc.killed:
                 session.keep(student, cells)
             else:

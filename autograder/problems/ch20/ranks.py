@@ -343,8 +343,10 @@ def _rank_main(folder: Path) -> int:
     try:
         payload = (folder / FN_FILE).read_bytes()
         driver = LIGHT_DRIVERS.get(options["driver"])
+        # The package importable in every rank (a course function goes by reference), even where
+        # it is not installed; imported only where the driver or the function needs it.
+        sys.path[:0] = [p for p in os.environ.get("AAG_RANK_PATH", "").split(os.pathsep) if p]
         if driver is None or b"numba" in payload:
-            sys.path[:0] = [p for p in os.environ.get("AAG_RANK_PATH", "").split(os.pathsep) if p]
             from autograder.machine.device import select
             select()             # the backend (CPU mode's simulator), before numba.cuda loads
         if driver is None:

@@ -83,11 +83,12 @@ def make_curves(rng, n: int) -> np.ndarray:
         return np.stack([p0, p1, p2], axis=1).astype(np.float32)
 
     cp = draw(n)
-    for _ in range(100):
-        again = np.flatnonzero(_near_a_step(cp))
+    again = np.flatnonzero(_near_a_step(cp))
+    for _ in range(100):             # only the curves drawn again are looked at again
         if again.size == 0:
             break
         cp[again] = draw(again.size)
+        again = again[_near_a_step(cp[again])]
     return cp
 
 
@@ -157,12 +158,17 @@ def random_counts(rng, n: int, total: int) -> np.ndarray:
         extra[rng.integers(n)] = room
         left -= room
     while left > 0:
-        open_ = extra < room
-        w = rng.random(n) * rng.exponential(1.0, n) * open_
-        share = np.minimum(np.floor(w / w.sum() * left).astype(np.int64), room - extra)
+        open_ = np.flatnonzero(extra < room)
+        if left < open_.size:
+            # What the shares' rounding left over: one more point each to that many curves at
+            # random (handing it out a point a pass took minutes for a million curves).
+            extra[rng.choice(open_, left, replace=False)] += 1
+            break
+        w = rng.random(open_.size) * rng.exponential(1.0, open_.size)
+        share = np.minimum(np.floor(w / w.sum() * left).astype(np.int64), room - extra[open_])
         if share.sum() == 0:
-            share[rng.choice(np.flatnonzero(open_))] = 1
-        extra += share
+            share[rng.integers(open_.size)] = 1
+        extra[open_] += share
         left -= int(share.sum())
     return (MIN_POINTS + extra).astype(np.int32)
 
