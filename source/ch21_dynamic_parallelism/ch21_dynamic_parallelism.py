@@ -204,7 +204,7 @@ ag.problems.ch21.tess_counts.check_hidden(tess_counts_kernel)
 # **The speed test** (on a GPU) tessellates a million curves into 12 million points with blocks of
 # 32 threads, against the course's version (the same scan, then a block per curve) timed in the
 # same run, and the compiled CPU loop on every core of the grading machine: you need at least 50%
-# of the course's speed and 5× the CPU's. Every timed call's points are checked at 4,096 samples.
+# of the course's speed and twice the CPU's. Every timed call's points are checked at 4,096 samples.
 # In CPU mode it says that it needs a GPU.
 
 # %% nbgrader={"grade": false, "grade_id": "tessellate_solution", "locked": false, "schema_version": 3, "solution": true, "task": false}

@@ -333,9 +333,11 @@ tessellate = TessellationProblem(
     # The reference is the same design (the course's scan, then a block of 32 per curve): a plain
     # block-per-curve kernel runs at its speed, and half of it leaves room for another mapping
     # (a thread per point with a search, a warp per curve) and for the spread between runs. The CPU
-    # bar: the compiled loop on every core of the grading machine, which a GPU should beat many
-    # times over at 100 MB of points (to be calibrated on the H200).
-    speed=SpeedBar(min_fraction_of_reference=0.5, baseline="parallel", min_speedup=5.0),
+    # bar is the compiled loop on every core of the grading machine, a strong baseline for ~12
+    # points a curve: on the H200 (judged in the grader, 2026-12-03) the reference took 1.50 ms,
+    # the solution 2.12 ms (71%) and the loop on 16 cores about 10 ms, so the solution was 4.7×
+    # the CPU. Twice the CPU's speed is the bar; half the reference's is the one that binds.
+    speed=SpeedBar(min_fraction_of_reference=0.5, baseline="parallel", min_speedup=2.0),
     value_hint=TESS_HINT, device_only=True,
 )
 
