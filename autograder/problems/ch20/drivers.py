@@ -171,10 +171,10 @@ class SlabCheck:
 def timed(fns, comm, inputs, options, switch) -> dict:
     """The measuring cell and the speed test: each of ``fns`` ({label: step function}) called
     ``repeats`` times after ``warmup`` calls, the steps taking turns call by call, every rank
-    starting together (a barrier); a call
-    lasts as long as its slowest rank. Every timed call's ``d_out`` is checked against the float64
-    stencil of the rank's slab. Returns, per label: ms of each call, right (bool each), and this
-    rank's timeline of the last call (MPI calls and stencil kernels, ms from its start)."""
+    starting together (a barrier); a call lasts as long as its slowest rank. Every timed call's
+    ``d_out`` is checked against the float64 stencil of the rank's slab (:class:`SlabCheck`).
+    Returns, per label: ms of each call, right (bool each), and this rank's timeline of the last
+    call (MPI calls and stencil kernels, ms from its start)."""
     from numba import cuda
     from mpi4py import MPI
     rank, size = comm.Get_rank(), comm.Get_size()
@@ -185,7 +185,7 @@ def timed(fns, comm, inputs, options, switch) -> dict:
     _compile_course_kernel()
     d_slab = cuda.to_device(slab)
     d_out = cuda.device_array(slab.shape, np.float32)
-    poison = cuda.to_device(np.full(slab.shape, np.nan, np.float32))    # on the device: no host copy
+    poison = cuda.to_device(np.full(slab.shape, np.nan, np.float32))   # kept on the device only
     out = {}
     steps = list(fns.values())
     times = [[] for _ in steps]

@@ -12,8 +12,8 @@ cells call.
 """
 
 from autograder.problems.ch21.notebook import (BEZIER_CUDA, LIMITS_TEXT, QUADTREE_CUDA, chart,
-                                               course_quadtree_of, measure, sample_curves, show_cuda, show_quadtree,
-                                               show_tessellation, time_cpu, try_counts,
+                                               course_quadtree_of, measure, sample_curves,
+                                               show_cuda, show_quadtree, show_tessellation, time_cpu, try_counts,
                                                try_quadtree, try_tessellate, work_saved)
 from autograder.problems.ch21.references import (MAX_POINTS, MIN_POINTS, course_quadtree,
                                                  course_tessellate, exclusive_scan, flat_kernel,

@@ -28,10 +28,10 @@ __all__ = ["BATCHED_SPEED", "BENCH_VARIANTS", "CHART", "ILP", "ILP_SPEED", "PROB
            "TIMELINE", "StreamTrace", "axpb_tolerance", "batched", "batched_inputs",
            "batched_sample", "chart", "chunk_bounds", "cpu_mode_table", "draw_timeline", "ilp",
            "ilp_blocks", "ilp_inputs", "launch_overhead", "measure", "measure_pipeline",
-           "overlap", "pipeline", "pipeline_inputs", "record_timelines", "reference_axpb", "reference_batched", "reference_ilp", "reference_one_each",
-           "reference_pipeline", "reference_rounds", "serial_pipeline", "show_cpu_mode",
-           "show_recorded_timelines", "stamps_to_rows", "time_cpu",
-           "timeline", "try_pipeline"]
+           "overlap", "pipeline", "pipeline_inputs", "record_timelines", "reference_axpb",
+           "reference_batched", "reference_ilp", "reference_one_each", "reference_pipeline",
+           "reference_rounds", "serial_pipeline", "show_cpu_mode", "show_recorded_timelines",
+           "stamps_to_rows", "time_cpu", "timeline", "try_pipeline"]
 
 PROBLEMS = (pipeline, batched, ilp)
 
