@@ -127,3 +127,68 @@ def test_a_2d_speed_test_passes_a_coalesced_kernel_and_fails_a_column_walking_on
 def test_the_speed_test_refuses_the_course_reference_as_a_submission():
     with pytest.raises(CheckFailed, match="not yours"):
         ag.problems.ch03.rgb_to_gray.check_speed(ag.problems.ch03.rgb_to_gray.reference_kernel())
+
+
+def _run_fenced(body: str) -> str:
+    """``body`` in a fresh process (a fault breaks its CUDA context), its stdout and stderr."""
+    code = "import numpy as np\nfrom numba import cuda\nfrom autograder.machine import fenced\n" \
+        + textwrap.dedent(body)
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    return proc.stdout + proc.stderr
+
+
+def test_a_fenced_input_holds_its_values_and_a_kernel_inside_it_runs():
+    """Does a fenced copy keep the host's values, and does a guarded kernel over it run clean?"""
+    out = _run_fenced("""
+        host = np.random.default_rng(1).standard_normal((20001, 3)).astype(np.float32)
+        d = fenced.to_device(host)
+        @cuda.jit
+        def copy(a, b):
+            i = cuda.grid(1)
+            if i < a.shape[0]:
+                for c in range(3):
+                    b[i, c] = a[i, c]
+        b = cuda.device_array_like(host)
+        copy[(20001 + 127) // 128, 128](d, b)
+        cuda.synchronize()
+        print("SAME", np.array_equal(d.copy_to_host(), host), np.array_equal(b.copy_to_host(), host),
+              fenced.unavailable_reason())
+    """)
+    assert "SAME True True None" in out, out
+
+
+def test_a_read_one_element_past_a_fenced_input_faults():
+    """Does reading the first element after a fenced input stop the kernel (as CPU mode's index
+    check does), where the same read of an ordinary copy passes unnoticed?"""
+    code = """
+        host = np.arange(20001 * 3, dtype=np.float32).reshape(20001, 3)
+        @cuda.jit
+        def past(a, out):
+            out[0] = a[a.shape[0], 0]        # one row past the end
+        out = cuda.device_array(1, np.float32)
+        d = {how}(host)
+        try:
+            past[1, 1](d, out)
+            cuda.synchronize()
+            print("NO FAULT")
+        except Exception as exc:
+            print("FAULT", type(exc).__name__, "ILLEGAL_ADDRESS" in str(exc).upper())
+    """
+    assert "FAULT CudaAPIError True" in _run_fenced(code.format(how="fenced.to_device"))
+    assert "NO FAULT" in _run_fenced(code.format(how="cuda.to_device"))
+
+
+def test_a_tail_tile_read_past_the_inputs_fails_its_check_on_the_gpu():
+    """A tiled n-body kernel that loads its last tile in full (reading past pos and mass) but sums
+    only the bodies that exist gives right values; its check must fail all the same."""
+    from bank import entries
+    entry = next(e for e in entries() if e.id == "nbody_tiled/wrong_tail_not_guarded")
+    out = _run_fenced(
+        "import autograder as ag\n" + entry.code + textwrap.dedent("""
+        try:
+            ag.problems.ch19.nbody_tiled.check(nbody_tiled_kernel)
+            print("PASSED")
+        except ag.CheckFailed as e:
+            print("FAILED", str(e).replace(chr(10), " ")[:400])
+    """))
+    assert "FAILED" in out and "PASSED" not in out, out

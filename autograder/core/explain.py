@@ -136,7 +136,9 @@ def _illegal_address(name: str, msg: str, ctx: dict):
         return None
     return ("illegal_address",
             "a thread read or wrote memory outside every array (a missing `if i < n:` guard, or "
-            "an index computed from the wrong dimension). The GPU does not say which thread; run "
+            "an index computed from the wrong dimension; the checks place each input at the very "
+            "end of its memory, so one element read past an input's end is enough). The GPU "
+            "does not say which thread; run "
             "the kernel in CPU mode (AAG_BACKEND=cpu) to have it named. This process's GPU "
             "context is now broken: restart the notebook's kernel.", {})
 

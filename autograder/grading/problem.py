@@ -21,7 +21,7 @@ from typing import Any, Callable
 
 import numpy as np
 
-from autograder.machine import device
+from autograder.machine import device, fenced
 from autograder.core.checks import (GENERIC_VALUE_HINT, GUARD, CheckFailed, Outcome, Verdict, fmt, compare,
                      is_poison, poison_value)
 
@@ -253,7 +253,9 @@ class Problem:
         recorder = None
         try:
             if self.on_device:
-                args = {k: cuda.to_device(v) if isinstance(v, np.ndarray) else v
+                # On an NVIDIA GPU each input ends where mapped memory ends, so a read past its
+                # end faults there as it does in CPU mode (autograder.machine.fenced).
+                args = {k: fenced.to_device(v) if isinstance(v, np.ndarray) else v
                         for k, v in case.inputs.items()}
                 must = self.must_read(case) if self.must_read else {}
                 if forget_inputs:

@@ -1,4 +1,4 @@
-# bank: loads body start + t without asking whether it exists, so in the last, partial tile the threads past the end read beyond pos and mass; it must lose the points.
+# bank: loads body start + t without asking whether it exists, so in the last, partial tile the threads past the end read beyond pos and mass (values it never sums: right answers, but CPU mode's index check stops it, and on a GPU the checks' fenced inputs fault); it must lose the points.
 # naive: none
 import math
 
