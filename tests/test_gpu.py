@@ -138,10 +138,12 @@ def _run_fenced(body: str) -> str:
 
 
 def test_a_fenced_input_holds_its_values_and_a_kernel_inside_it_runs():
-    """Does a fenced copy keep the host's values, and does a guarded kernel over it run clean?"""
+    """Does a fenced copy keep the host's values and a 16-byte aligned start (an odd size too),
+    and does a guarded kernel over it run clean?"""
     out = _run_fenced("""
         host = np.random.default_rng(1).standard_normal((20001, 3)).astype(np.float32)
         d = fenced.to_device(host)
+        print("ALIGNED", d.__cuda_array_interface__["data"][0] % 16 == 0)
         @cuda.jit
         def copy(a, b):
             i = cuda.grid(1)
@@ -154,14 +156,25 @@ def test_a_fenced_input_holds_its_values_and_a_kernel_inside_it_runs():
         print("SAME", np.array_equal(d.copy_to_host(), host), np.array_equal(b.copy_to_host(), host),
               fenced.unavailable_reason())
     """)
-    assert "SAME True True None" in out, out
+    assert "SAME True True None" in out and "ALIGNED True" in out, out
+
+
+def test_the_course_sum_loading_pairs_passes_on_fenced_odd_sized_inputs():
+    """Chapter 10's reference sum loads 8-byte pairs: an input that is not 8-byte aligned faults
+    (CUDA_ERROR_MISALIGNED_ADDRESS), so the fence must keep the start aligned for odd sizes."""
+    out = _run_fenced("""
+        import autograder as ag
+        p = ag.problems.ch10.reduce_sum
+        print("VERDICT", p.verdict(p.reference(), p.cases()).passed)
+    """)
+    assert "VERDICT True" in out, out
 
 
 def test_a_read_one_element_past_a_fenced_input_faults():
     """Does reading the first element after a fenced input stop the kernel (as CPU mode's index
     check does), where the same read of an ordinary copy passes unnoticed?"""
     code = """
-        host = np.arange(20001 * 3, dtype=np.float32).reshape(20001, 3)
+        host = np.arange(20000 * 3, dtype=np.float32).reshape(20000, 3)   # 240,000 bytes: no slack
         @cuda.jit
         def past(a, out):
             out[0] = a[a.shape[0], 0]        # one row past the end
@@ -192,3 +205,48 @@ def test_a_tail_tile_read_past_the_inputs_fails_its_check_on_the_gpu():
             print("FAILED", str(e).replace(chr(10), " ")[:400])
     """))
     assert "FAILED" in out and "PASSED" not in out, out
+
+
+def test_a_triton_kernel_runs_on_numba_arrays_timed_by_the_course_events():
+    """Does a Triton kernel take Numba's device arrays (through triton_bridge.view), launch on the
+    stream Numba's events record on (a plausible bandwidth), and fault past a fenced input?"""
+    out = _run_fenced("""
+        import sys, time
+        try:
+            import triton
+        except ImportError:
+            print("NO TRITON"); raise SystemExit
+        sys.path.insert(0, "tests")
+        from autograder import timing
+        import triton_kernels as k
+        from autograder.machine.triton_bridge import view
+        n = (1 << 26) + 3
+        x = cuda.to_device(np.ones(n, np.float32)); y = cuda.to_device(np.full(n, 2, np.float32))
+        out = cuda.device_array(n, np.float32)
+        grid = (triton.cdiv(n, 1024),)
+        k.add[grid](view(x), view(y), view(out), n, BLOCK=1024)
+        cuda.synchronize()
+        ok = bool((out.copy_to_host() == 3).all())
+        t = timing.time_gpu("triton add", lambda i: k.add[grid](view(x), view(y), view(out), n,
+                                                                   BLOCK=1024), repeats=20)
+        gbps = 3 * 4 * n / t.median_ms / 1e6
+        print("TRITON", triton.__version__, ok, "torch" in sys.modules, round(t.median_ms, 3), round(gbps))
+        f = fenced.to_device(np.ones(1000, np.float32)); o = cuda.device_array(1000, np.float32)
+        # 1000 floats end on a 16-byte boundary: the unmasked load's next element faults
+        try:
+            k.add_unmasked_load[(8,)](view(f), view(f), view(o), 1000, BLOCK=128)
+            cuda.synchronize()
+            print("NO FAULT")
+        except Exception as exc:
+            print("FAULT", "ILLEGAL_ADDRESS" in str(exc).upper() or "illegal" in str(exc).lower())
+    """)
+    if "NO TRITON" in out:
+        pytest.skip("Triton is not installed on this GPU machine")
+    line = next((l for l in out.splitlines() if l.startswith("TRITON")), None)
+    assert line is not None, out
+    _, version, ok, torch_loaded, ms, gbps = line.split()
+    # (Triton before 3.9 imports PyTorch where it is installed and launches on its current stream,
+    # the legacy default stream; 3.9 without PyTorch uses the context's default stream: the same.)
+    assert ok == "True", out
+    assert 500 < float(gbps) < 10_000, out          # a real bandwidth: the events saw the kernel
+    assert "FAULT True" in out, out

@@ -198,6 +198,8 @@ def select(override: str | None = None) -> Backend:
     else:
         if backend.name == "cpu":
             os.environ["NUMBA_ENABLE_CUDASIM"] = "1"
+            from autograder.machine import triton_bridge
+            triton_bridge.interpret_in_cpu_mode()   # Triton's kernels run in its interpreter
         else:
             os.environ.pop("NUMBA_ENABLE_CUDASIM", None)
         if "numba.core.config" in sys.modules:

@@ -6,9 +6,15 @@ array, or slack), the stray value is read and, when the kernel never uses it (a 
 in full but summed only up to ``n``), every output is right. CPU mode catches such a read (the
 simulator checks every index); a GPU check would pass it. So on an NVIDIA GPU the checks place
 each input at the very end of a mapping made with the driver's virtual memory calls
-(``cuMemAddressReserve``, ``cuMemCreate``, ``cuMemMap``), with an unmapped page after it: the
-first byte past the array is an illegal address, and the kernel fails with
+(``cuMemAddressReserve``, ``cuMemCreate``, ``cuMemMap``), with an unmapped page after it: a read
+past the array reaches an illegal address, and the kernel fails with
 ``CUDA_ERROR_ILLEGAL_ADDRESS`` as it would on the CPU with an ``IndexError``.
+
+The array's start stays 16-byte aligned (kernels may load 8-byte pairs, as chapter 10's sum does;
+a start that is only 4-byte aligned fails such a load with ``CUDA_ERROR_MISALIGNED_ADDRESS``), so
+when its size is not a multiple of 16 bytes, up to 15 bytes lie between its end and the
+unmapped page: they hold 0xFF bytes (NaN as a float), and a read there faults on the next
+element. A tail tile read in full, as above, reaches the page.
 
 Reads *before* an array's start are not fenced (the mapping's slack lies there, and a negative
 index counts from the end, as in Python). Where the driver calls are not there (numba-hip, CPU
@@ -20,6 +26,7 @@ from __future__ import annotations
 
 import numpy as np
 
+ALIGN = 16             # bytes: an input's start is a multiple of this
 _STATE: dict = {}      # "driver": the bindings module, or "off": why the fence is not available
 
 
@@ -49,7 +56,8 @@ def _ok(result):
 
 class FencedBuffer:
     """One mapping of ``size`` bytes, a page of unmapped address space after it. The array's
-    bytes are its last ``nbytes``; freed when the last array using it is gone."""
+    ``nbytes`` start at ``pointer``, the last 16-byte boundary from which they fit; freed when
+    the last array using it is gone."""
 
     def __init__(self, cu, nbytes: int, ordinal: int):
         self._cu = cu
@@ -76,7 +84,11 @@ class FencedBuffer:
         except Exception:
             self.free()
             raise
-        self.pointer = int(self.base) + self.size - nbytes
+        # The start keeps the alignment kernels may rely on (8-byte pair loads, as chapter 10's
+        # sum does; cudaMalloc gives 256): so up to ALIGN - 1 bytes of slack may lie between the
+        # array's end and the unmapped page. They hold 0xFF bytes (NaN as a float).
+        self.pointer = (int(self.base) + self.size - nbytes) // ALIGN * ALIGN
+        self.slack = int(self.base) + self.size - (self.pointer + nbytes)
 
     def free(self) -> None:
         cu = self._cu
@@ -108,13 +120,12 @@ class _Interface:
 
 
 def to_device(host: np.ndarray):
-    """A device copy of ``host`` whose last byte is the last mapped byte before an unmapped page
-    (on an NVIDIA GPU; elsewhere ``cuda.to_device(host)``)."""
+    """A device copy of ``host`` that ends at most 15 bytes before an unmapped page (on an NVIDIA
+    GPU, for a C-contiguous ``host``; elsewhere ``cuda.to_device(host)``)."""
     from numba import cuda
     cu = _driver()
-    host = np.ascontiguousarray(host)
-    if cu is None or host.nbytes == 0:
-        return cuda.to_device(host)
+    if cu is None or host.nbytes == 0 or not host.flags.c_contiguous:
+        return cuda.to_device(host)      # (a strided input keeps its strides, as before)
     try:
         buffer = FencedBuffer(cu, host.nbytes, cuda.get_current_device().id)
     except Exception as exc:   # out of address space, refused: plain copies from now on
@@ -123,7 +134,17 @@ def to_device(host: np.ndarray):
         return cuda.to_device(host)
     array = cuda.as_cuda_array(_Interface(buffer, host.shape, host.dtype), sync=False)
     array.copy_to_device(host)
+    if buffer.slack:
+        _fill_slack(buffer, host.nbytes)
     return array
+
+
+def _fill_slack(buffer: FencedBuffer, nbytes: int) -> None:
+    """0xFF in the bytes between the array's end and the unmapped page."""
+    from numba import cuda
+    tail = _Interface(buffer, (buffer.slack,), np.uint8)
+    tail.__cuda_array_interface__["data"] = (buffer.pointer + nbytes, False)
+    cuda.as_cuda_array(tail, sync=False).copy_to_device(np.full(buffer.slack, 0xFF, np.uint8))
 
 
 def unavailable_reason() -> str | None:

@@ -25,7 +25,7 @@ _MARKS = {OK: "✓", WARN: "!", FAIL: "✗", INFO: "·"}
 _ASCII_MARKS = {OK: "+", WARN: "!", FAIL: "x", INFO: "-"}
 
 PACKAGES = ("numpy", "numba", "numba-cuda", "llvmlite", "nbgrader", "jupyterlab", "jupytext",
-            "numba-hip")
+            "numba-hip", "triton")
 # The CUDA toolkit as wheels (the cuda12/cuda13 extras): NVRTC compiles, libdevice/NVVM lowers,
 # nvJitLink links. Without them numba-cuda needs a system CUDA toolkit.
 TOOLKIT_WHEELS = ("cuda-toolkit", "nvidia-cuda-nvrtc", "nvidia-nvvm", "nvidia-nvjitlink",
@@ -174,6 +174,12 @@ def collect(ptx: bool = True) -> dict:
         add("Packages", OK if v else FAIL, f"{name} {v}" if v else f"{name} is not installed")
     if versions["numba-hip"]:
         add("Packages", INFO, f"numba-hip {versions['numba-hip']}")
+    from autograder.machine import triton_bridge
+    triton_missing = triton_bridge.unavailable_reason()
+    # The GPU MODE track's Triton exercises: Triton's interpreter in CPU mode, its compiler on a GPU.
+    add("Packages", WARN if triton_missing else OK,
+        triton_missing or f"triton {versions['triton']} (the GPU MODE chapters' Triton exercises; "
+        "in CPU mode they run in its interpreter)")
     numba_error = None
     try:
         import numba  # noqa: F401
