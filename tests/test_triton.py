@@ -137,3 +137,105 @@ def test_where_triton_is_missing_the_reason_says_what_to_do(monkeypatch):
     monkeypatch.setattr(triton_bridge.platform, "machine", lambda: "x86_64")
     assert "pip install" in triton_bridge.unavailable_reason()
 
+
+
+# -- grading a Triton kernel: the checks and the judge see its launches and its data flow --------
+TRITON_ADD = '''
+import triton
+import triton.language as tl
+from autograder.machine.triton_bridge import view
+
+
+@triton.jit
+def add_kernel(x_ptr, y_ptr, out_ptr, n, BLOCK: tl.constexpr):
+    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    mask = offs < n
+    x = tl.load(x_ptr + offs, mask=mask)
+    y = tl.load(y_ptr + offs, mask=mask)
+    tl.store(out_ptr + offs, x + y, mask=mask)
+
+
+def vector_add(x, y, out):
+'''
+LAUNCH = "    add_kernel[(triton.cdiv(out.size, 256),)](view(x), view(y), view(out), out.size, BLOCK=256)\n"
+HOST = ("    answer = x.copy_to_host() + y.copy_to_host()\n"
+        "    tmp = cuda.to_device(answer)\n"
+        "    add_kernel[(triton.cdiv(out.size, 256),)](view(tmp), view(cuda.device_array_like(tmp)),"
+        " view(out), out.size, BLOCK=256)\n")
+HALF = ("    half = out.size // 2\n"
+        "    add_kernel[(triton.cdiv(half, 256),)](view(x), view(y), view(out), half, BLOCK=256)\n")
+
+
+def _launcher(body: str):
+    """The learner's launcher ``vector_add`` from ``TRITON_ADD + body``, made as a notebook cell
+    makes it (Triton reads the kernel's source, so the code goes through a file)."""
+    import importlib.util
+    import tempfile
+    path = tempfile.NamedTemporaryFile("w", suffix="_triton_cell.py", delete=False)
+    path.write("import numpy as np\nfrom numba import cuda\n" + TRITON_ADD + body)
+    path.close()
+    spec = importlib.util.spec_from_file_location(os.path.basename(path.name)[:-3], path.name)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module.vector_add
+
+
+def _triton_vector_add():
+    """Chapter 2's vector add, asked for as a Triton kernel."""
+    import copy
+    problem = copy.copy(ag.problems.ch02.vector_add)
+    problem.kernel_language = "triton"
+    return problem
+
+
+@needs_triton
+def test_a_triton_launcher_passes_a_triton_exercise_its_loads_and_stores_seen():
+    """A right Triton kernel passes the visible and hidden checks in CPU mode: the data-flow
+    recorder sees its launch as the learner's, its loads of x and y and its stores to out."""
+    problem = _triton_vector_add()
+    problem.check(_launcher(LAUNCH))
+    problem.check_hidden(_launcher(LAUNCH))
+
+
+@needs_triton
+@pytest.mark.parametrize("body,why", [
+    (HOST, "copied to the host"),
+    (HALF, "never written"),
+], ids=["host_answer_stored_by_triton", "half_the_elements"])
+def test_a_triton_launcher_that_cheats_or_stops_short_fails(body, why):
+    """A host-computed answer copied out by a Triton kernel, and a kernel over half the
+    elements, both fail, each for its reason."""
+    with pytest.raises(ag.CheckFailed, match=why):
+        _triton_vector_add().check(_launcher(body))
+
+
+@needs_triton
+def test_a_triton_kernel_is_not_the_answer_to_a_numba_exercise():
+    """The judge lets a notebook import Triton only where it has a Triton exercise: in chapter
+    2's vector add (a Numba exercise) the import fails while it is graded."""
+    import bank
+    from autograder.grading import judge
+    settings = judge.Settings(secret="triton-test", sandbox="off", exec_timeout=300)
+    results = judge.judge_notebook(bank.notebook("vector_add", bank.SETUP + TRITON_ADD + LAUNCH),
+                                   settings)
+    error = " ".join(r.error for r in results.values())
+    assert not any(r.passed for r in results.values()) and "`triton` cannot be imported" in error
+
+
+def test_the_judge_allows_triton_only_when_told(monkeypatch):
+    """block_gpu_libraries blocks Triton unless AAG_ALLOW_TRITON=1 (the judge's setting for a
+    notebook with a Triton exercise); CuPy and PyTorch stay blocked either way."""
+    from autograder.grading import runner
+    finder = runner._NoGpuLibraries()
+    for allowed in ("0", "1"):
+        monkeypatch.setenv(runner.ALLOW_TRITON_ENV, allowed)
+        monkeypatch.setattr(sys, "meta_path", list(sys.meta_path))
+        monkeypatch.setattr(sys, "modules", dict(sys.modules))
+        runner.block_gpu_libraries()
+        with pytest.raises(ModuleNotFoundError):
+            finder.find_spec("cupy")
+        if allowed == "1":
+            assert finder.find_spec("triton.language") is None
+        else:
+            with pytest.raises(ModuleNotFoundError):
+                finder.find_spec("triton.language")

@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import ast
 import contextlib
+import dataclasses
 import json
 import os
 import re
@@ -297,6 +298,7 @@ class Settings:
     speed_calls: int = 20               # timed calls (after 3 warm-up calls)
     gpu_lock_dir: Path = Path(tempfile.gettempdir())
     progress: Callable[[str], None] | None = None   # told what a long speed test is doing
+    allow_triton: bool = False          # the notebook has a Triton exercise: Triton imports
 
     def __post_init__(self):
         if not self.secret:
@@ -352,6 +354,9 @@ class StudentProcess:
         env = {"AAG_GRADING": "judge", "MPLBACKEND": "Agg", "PYTHONUNBUFFERED": "1"}
         from autograder.machine import device
         env["AAG_BACKEND"] = backend or device.current().name
+        if settings.allow_triton:
+            from autograder.grading.runner import ALLOW_TRITON_ENV
+            env[ALLOW_TRITON_ENV] = "1"
         env.update(extra_env or {})
         self.sandboxed = sandbox.use(settings.sandbox, "c.JudgeSubmission.sandbox")
         popen: dict = {}
@@ -1158,6 +1163,9 @@ def judge_notebook(nb, settings: Settings, files_from: Path | None = None,
     """Judge every grade cell of a notebook, in order, in one student process (:class:`Session`)."""
     results = {}
     cells = grade_cells(nb)
+    if any(problem_by_path(c.problem).kernel_language == "triton"
+           for _, _, checks in cells for c in checks):
+        settings = dataclasses.replace(settings, allow_triton=True)
     yardsticks = speed_yardsticks([c for _, _, checks in cells for c in checks], settings, progress)
     with Session() as session:
         for index, grade_id, checks in cells:

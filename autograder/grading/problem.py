@@ -44,6 +44,9 @@ class _Hung(Exception):
 _hung_submissions: dict[int, tuple] = {}
 
 
+KERNEL_LANGUAGES = ("numba", "triton")
+
+
 class Problem:
     """An exercise. See the chapter packages in :mod:`autograder.problems` for real ones.
 
@@ -84,7 +87,8 @@ class Problem:
                  speed_launch: Callable[[Any], tuple[Any, Any]] | None = None,
                  race_check_outputs: bool = False,
                  host_copies_allowed: bool = False, device_only: bool = False,
-                 must_read: Callable[[Case], dict[str, Any]] | None = None):
+                 must_read: Callable[[Case], dict[str, Any]] | None = None,
+                 kernel_language: str = "numba"):
         self.name = name
         self.title = title
         self.spec = spec
@@ -123,6 +127,12 @@ class Problem:
         # be read back to the host during a call, its own scratch arrays included.
         self.device_only = device_only
         self.must_read = must_read
+        # "numba" or "triton": the kernels a submission's answer must come from. Only a
+        # notebook with a Triton exercise may import Triton while it is graded, and a launch of
+        # the other language's kernel is not the learner's answer to this exercise.
+        if kernel_language not in KERNEL_LANGUAGES:
+            raise ValueError(f"kernel_language must be one of {KERNEL_LANGUAGES}")
+        self.kernel_language = kernel_language
 
     def reference_kernel(self) -> Callable:
         """The course's reference kernel, compiled on first use (``reference`` is its factory)."""
@@ -214,6 +224,7 @@ class Problem:
                     rec.add(name, value)
             rec.add_output = lambda name, buf, *rest: rec.add(name, buf)
             return rec
+        provenance.install_triton()         # where the learner's cells imported Triton
         rec = provenance.Recorder(elementwise=self.elementwise,
                                   host_copies_allowed=self.host_copies_allowed,
                                   device_only=self.device_only,

@@ -126,6 +126,9 @@ class Recorder:
         self.quiet = 0                       # inside a device-to-device copy
         self._restore: list = []             # (device array, real data) behind decoys
         self._cache: dict[int, tuple] = {}   # id(FakeCUDAArray or ndarray) -> (obj, buffer, map)
+        # Triton's interpreter (CPU mode): the host copies of the launch in progress, as
+        # (copy's first address, its end, the first address of the array it copies)
+        self.triton_copies: list[tuple[int, int, int]] = []
         self._trusted = trusted_roots()
         # The course's own code checked as a submission (its reference kernels, in the course's
         # tests and `aag bench`): its kernels count as the submission's. A learner who hands one
@@ -326,6 +329,50 @@ class Recorder:
         else:
             self.foreign_launches += 1
         return learner
+
+    # -- Triton's interpreter (CPU mode): loads seen by address, stores at the copy back ----------
+    def triton_read(self, addresses: np.ndarray) -> None:
+        """A learner kernel's load of ``addresses`` (in the interpreter's host copies)."""
+        for start, end, source in self.triton_copies:
+            hit = addresses[(addresses >= start) & (addresses < end)]
+            if hit.size == 0:
+                continue
+            hit = hit - np.uint64(start) + np.uint64(source)
+            for b in self.buffers:
+                if b.role != "in":
+                    continue
+                base = b.array.__array_interface__["data"][0]
+                inside = hit[(hit >= base) & (hit < base + b.array.nbytes)]
+                if inside.size:
+                    b.read[((inside - np.uint64(base)) // np.uint64(b.itemsize)).astype(np.int64)] = True
+
+    def triton_copy_back(self, data: np.ndarray, copy: np.ndarray) -> bool:
+        """The interpreter writes its host copy back over ``data``: record the output elements
+        it changes as stored by this launch; never reveal an input hidden behind a decoy."""
+        addr = data.__array_interface__["data"][0]
+        for b in self.buffers:
+            base = b.array.__array_interface__["data"][0]
+            lo, hi = max(addr, base), min(addr + data.nbytes, base + b.array.nbytes)
+            if lo >= hi:
+                continue
+            if b.role == "in":
+                if b.true is not None:
+                    return False
+                continue
+            item = b.itemsize
+            first, last = -(-(lo - base) // item), (hi - base) // item    # whole elements only
+            if first >= last:
+                continue
+            old = data[base + first * item - addr: base + last * item - addr]
+            new = copy[base + first * item - addr: base + last * item - addr]
+            changed = (old.reshape(-1, item) != new.reshape(-1, item)).any(axis=1)
+            idx = first + np.flatnonzero(changed)
+            if idx.size == 0:
+                continue
+            b.who[idx] = (self.launch_number << 40) if self.learner_now else FOREIGN
+            b.value[idx] = new.reshape(-1, item)[changed].copy().view(b.array.dtype).reshape(-1)
+            self.learner_stores += int(idx.size) * self.learner_now
+        return True
 
     # -- verdict -----------------------------------------------------------------------------------
     def summary(self) -> dict:
@@ -711,6 +758,61 @@ def install() -> None:
             rec.learner_now = False
     simkernel.FakeCUDAKernel.__call__ = __call__
     _installed["cpu"] = True
+
+
+# ---- CPU mode: Triton's interpreter ----------------------------------------------------------------
+
+def install_triton() -> None:
+    """Watch Triton's interpreter as the simulator is watched (CPU mode; once Triton is imported;
+    once): its launches, its loads by address, its stores when its host copies are written back."""
+    if _installed.get("triton") or "triton" not in sys.modules:
+        return
+    from triton.runtime import interpreter
+
+    from autograder.machine import triton_bridge
+    _installed["triton"] = True
+    run = interpreter.InterpretedFunction.run
+
+    def run_(self, *args, **kwargs):
+        rec = _active[0]
+        if rec is None:
+            return run(self, *args, **kwargs)
+        rec.learner_now = rec.launch_starts(self.fn)
+        rec.triton_copies = []
+        try:
+            return run(self, *args, **kwargs)
+        finally:
+            rec.learner_now = False
+            rec.triton_copies = []
+    interpreter.InterpretedFunction.run = run_
+
+    load = interpreter.InterpreterBuilder.create_masked_load
+
+    def create_masked_load(self, ptrs, mask, *args, **kwargs):
+        rec = _active[0]
+        if rec is not None and rec.learner_now and rec.triton_copies:
+            rec.triton_read(np.asarray(ptrs.data, np.uint64)[np.asarray(mask.data, np.bool_)])
+        return load(self, ptrs, mask, *args, **kwargs)
+    interpreter.InterpreterBuilder.create_masked_load = create_masked_load
+
+    def source(data):
+        rec = _active[0]
+        if rec is None or not rec.learner_now:
+            return data
+        found = rec._map(data)
+        return found[2] if found is not None and found[2] is not None else data
+
+    def copied(data, copy):
+        rec = _active[0]
+        if rec is not None:
+            rec.triton_copies.append((copy.__array_interface__["data"][0],
+                                      copy.__array_interface__["data"][0] + copy.nbytes,
+                                      data.__array_interface__["data"][0]))
+
+    def copy_back(data, copy):
+        rec = _active[0]
+        return True if rec is None else rec.triton_copy_back(data, copy)
+    triton_bridge.hooks.update(source=source, copied=copied, copy_back=copy_back)
 
 
 # ---- GPU: host copies through the driver, launches counted at the kernel layer -------------------

@@ -172,6 +172,7 @@ class Harness:
             self._elapsed = lambda first, last: 1e3 * (last.at - first.at)
             self._hold = lambda: None
         self.recording = False
+        self.language = "numba"                        # the exercise's kernel language
         self.launches: list[tuple[str, bool]] = []     # (kernel name, is the learner's own)
         self.d2h = 0
         self.streams = 0
@@ -193,10 +194,17 @@ class Harness:
     def _own(self, fn) -> bool:
         return self._is_learner_code(fn, self._trusted)
 
-    def _record_launch(self, fn) -> None:
-        # The course's preparing kernels (zeroing an output) are not launches of anybody's answer.
+    def _record_launch(self, fn, language: str = "numba") -> None:
+        # The course's preparing kernels (zeroing an output) are not launches of anybody's answer;
+        # a kernel in another language than the exercise's is not its answer either.
         if self.recording and not _is_course_helper(fn):
-            self.launches.append((getattr(fn, "__name__", "?"), self._own(fn)))
+            name = getattr(fn, "__name__", "?")
+            own = self._own(fn)
+            if own and language != self.language:
+                name = f"{name} (a {language.title()} kernel: this exercise asks for a " \
+                       f"{self.language.title()} one)"
+                own = False
+            self.launches.append((name, own))
 
     def _install_hooks(self) -> None:
         _hooks["harness"] = self
@@ -246,6 +254,26 @@ class Harness:
             return stream(*a, **k)
         self.cuda.stream = counted_stream
 
+    def _install_triton_hooks(self) -> None:
+        """Count Triton's launches as Numba's are counted, once the learner's cells imported it
+        (importing it for every notebook would cost each student process a second)."""
+        if _hooks.get("triton") or "triton" not in sys.modules:
+            return
+        _hooks["triton"] = True
+        from triton.runtime import jit
+
+        def counting(cls):
+            run = cls.run
+
+            def counted_run(self, *args, **kwargs):
+                _hooks["harness"]._record_launch(self.fn, "triton")
+                return run(self, *args, **kwargs)
+            cls.run = counted_run
+        counting(jit.JITFunction)
+        if not self.gpu:
+            from triton.runtime import interpreter
+            counting(interpreter.InterpretedFunction)
+
     def reset_counts(self) -> None:
         self.launches, self.d2h, self.streams = [], 0, 0
         self.course_calls = []
@@ -268,6 +296,8 @@ class Harness:
     # -- correctness ------------------------------------------------------------------------------
     def run_case(self, problem, submission, case, forget_inputs: bool = False):
         problem = copy.copy(problem)
+        self._install_triton_hooks()
+        self.language = problem.kernel_language
         self.reset_counts()
         launch = problem.launch
         if getattr(problem, "watch_course_code", False):
@@ -432,8 +462,10 @@ class _NoGpuLibraries:
     compute the answer on the device where no recorder can tell its stores from the kernel's.
     Removing it from ``sys.meta_path`` is flagged by the judge's static pass."""
 
+    blocked = BLOCKED_IMPORTS
+
     def find_spec(self, name, path=None, target=None):
-        if any(name == b or name.startswith(b + ".") for b in BLOCKED_IMPORTS):
+        if any(name == b or name.startswith(b + ".") for b in self.blocked):
             # ModuleNotFoundError: code that tolerates a missing optional library skips it
             raise ModuleNotFoundError(
                 f"`{name}` cannot be imported while your code is graded: the exercise is to write "
@@ -445,9 +477,16 @@ class _NoGpuLibraries:
         pass
 
 
+ALLOW_TRITON_ENV = "AAG_ALLOW_TRITON"   # the judge sets it for a notebook with a Triton exercise
+
+
 def block_gpu_libraries() -> None:
+    blocked = BLOCKED_IMPORTS
+    if os.environ.get(ALLOW_TRITON_ENV) == "1":
+        blocked = tuple(b for b in blocked if b != "triton")
+    _NoGpuLibraries.blocked = blocked
     for name in list(sys.modules):
-        if any(name == b or name.startswith(b + ".") for b in BLOCKED_IMPORTS):
+        if any(name == b or name.startswith(b + ".") for b in blocked):
             del sys.modules[name]
     if not any(isinstance(f, _NoGpuLibraries) for f in sys.meta_path):
         sys.meta_path.insert(0, _NoGpuLibraries())

@@ -80,6 +80,13 @@ def fenced_bytes(nbytes: int) -> np.ndarray:
     return np.frombuffer(region, np.uint8, count=nbytes, offset=pages * PAGE - nbytes)
 
 
+# What the grader's data-flow recorder (autograder.grading.provenance) sees of the interpreter's
+# copies, when it is recording: ``source(data)`` the bytes a host copy is made from (the real
+# data behind an input the recorder hides from host code); ``copied(data, copy)`` a host copy
+# made; ``copy_back(data, copy)`` before the copy is written back (False: not written back).
+hooks: dict = {"source": None, "copied": None, "copy_back": None}
+
+
 class _Storage:
     """A run of bytes, as the interpreter uses PyTorch's untyped storage."""
 
@@ -91,12 +98,16 @@ class _Storage:
 
     def cpu(self) -> "_Storage":
         """The copy the interpreter runs on: fenced after its last byte."""
+        source = hooks["source"](self.data) if hooks["source"] else self.data
         copy = fenced_bytes(self.data.size)
-        copy[...] = self.data
+        copy[...] = source
+        if hooks["copied"]:
+            hooks["copied"](self.data, copy)
         return _Storage(copy)
 
     def copy_(self, other: "_Storage") -> "_Storage":
-        self.data[...] = other.data
+        if hooks["copy_back"] is None or hooks["copy_back"](self.data, other.data) is not False:
+            self.data[...] = other.data
         return self
 
 
@@ -110,7 +121,7 @@ class HostTensor:
         if not array.flags.c_contiguous:
             raise ValueError("Triton kernels here take C-contiguous arrays: "
                              "np.ascontiguousarray(a) first")
-        self.array = array
+        self._array = array
         self._storage = _Storage(array.reshape(-1).view(np.uint8))
         self._offset = 0
         self._shape = tuple(array.shape)
@@ -119,10 +130,10 @@ class HostTensor:
     # what Triton reads
     @property
     def dtype(self) -> np.dtype:
-        return self.array.dtype
+        return self._array.dtype
 
     def data_ptr(self) -> int:
-        return self._storage.data_ptr() + self._offset * self.array.itemsize
+        return self._storage.data_ptr() + self._offset * self._array.itemsize
 
     def untyped_storage(self) -> _Storage:
         return self._storage
@@ -132,7 +143,7 @@ class HostTensor:
 
     def new_empty(self, *shape, device=None) -> "HostTensor":
         return HostTensor(np.empty(shape[0] if len(shape) == 1 and isinstance(shape[0], tuple)
-                                   else shape, self.array.dtype))
+                                   else shape, self._array.dtype))
 
     def set_(self, storage: _Storage, offset: int, size, stride) -> "HostTensor":
         self._storage, self._offset = storage, int(offset)
@@ -157,7 +168,7 @@ class HostTensor:
         return int(np.prod(self._shape, dtype=np.int64))
 
     def __repr__(self) -> str:
-        return f"HostTensor(shape={self._shape}, dtype={self.array.dtype})"
+        return f"HostTensor(shape={self._shape}, dtype={self._array.dtype})"
 
 
 # -- on a GPU: a Numba device array's address ------------------------------------------------------
