@@ -141,6 +141,7 @@ def _env(policy: Policy) -> dict[str, str]:
         "HOME": "/tmp/home", "TMPDIR": "/tmp", "PYTHONNOUSERSITE": "1",
         "MPLCONFIGDIR": "/tmp/home/.mpl", "IPYTHONDIR": "/tmp/home/.ipython",
         "NUMBA_CACHE_DIR": "/tmp/home/.numba", "CUPY_CACHE_DIR": "/tmp/home/.cupy",
+        "TRITON_CACHE_DIR": "/tmp/home/.triton",
         "PYTHONPATH": os.pathsep.join(str(p) for p in _pythonpath(policy)),
     })
     env.update(policy.env)
