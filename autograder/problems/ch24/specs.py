@@ -169,6 +169,53 @@ BASELINES = {
 }
 
 
+# ---- verdicts that say what a NaN usually means -----------------------------------------------------
+
+def diagnose_softmax(x: np.ndarray, got: np.ndarray) -> str:
+    """What NaN or inf in a softmax's output most likely comes from, in words ('' if neither).
+    The checks fill ``y`` with NaN before a call, so a NaN may also be an output never written."""
+    x = np.asarray(x)
+    got = np.asarray(got)
+    if got.shape != x.shape:
+        return ""
+    bad = ~np.isfinite(got)
+    if not bad.any():
+        return ""
+    full = np.all(np.isneginf(x), axis=1)
+    lead = np.isneginf(x[:, 0]) & ~full if x.shape[1] else np.zeros(x.shape[0], bool)
+    rows_bad = bad.any(axis=1)
+    if rows_bad[full].any() and not rows_bad[~full].any():
+        return ("only the rows whose values are all −inf are wrong (NaN: never written, or 0/0): "
+                "such a row has no softmax, and the course's rule sets it to 0 everywhere. After "
+                "the fold, d is still 0 for it: write 0 when d is 0, and never compute "
+                "exp(−inf − (−inf)).")
+    if rows_bad[lead].any() and not rows_bad[~lead & ~full].any():
+        return ("the rows that start with −inf (a padded sequence) are NaN: with m = −inf at the "
+                "start, exp(m − v) or exp(v − m) for a value v = −inf is exp(−inf − (−inf)) = "
+                "exp(NaN), and the NaN stays in d. Skip −inf values (they add nothing), and in a "
+                "merge leave two empty pairs (both m = −inf) as they are. A row of −inf only is "
+                "all 0.")
+    finite = np.where(np.isfinite(x), x, -np.inf)
+    big = finite.max(axis=1) > 88.7 if x.shape[1] else np.zeros(x.shape[0], bool)
+    if rows_bad[big].any() and not rows_bad[~big & ~full].any():
+        return ("only rows with values above 88.7 are NaN or inf: exp overflows float32 there "
+                "(inf / inf is NaN). Subtract the row's maximum before every exp.")
+    return ""
+
+
+class SoftmaxProblem(Problem):
+    """A row softmax: a wrong verdict with NaN or inf in ``y`` says which rows and why."""
+
+    def judge(self, case, outcome, show_inputs: bool = True):
+        verdict = super().judge(case, outcome, show_inputs)
+        got = outcome.outputs.get("y") if outcome.outputs else None
+        if not verdict.passed and not outcome.error and got is not None:
+            hint = diagnose_softmax(case.inputs["x"], got)
+            if hint:
+                verdict.hint = hint
+        return verdict
+
+
 # ---- 24.1 one thread per row ---------------------------------------------------------------------
 
 def _inputs(rng, size):
@@ -187,7 +234,7 @@ def _rows_launch(kernel, inputs, outputs, case):
 # (rows, cols). Visible: 70 rows (two blocks of 64, the second partial) of 33 columns, 5 rows of
 # 300, one value. Hidden: 9 rows of 1100 (4 times the largest visible), 131 short rows, 4 × 2,
 # two random shapes.
-softmax_rows = Problem(
+softmax_rows = SoftmaxProblem(
     "softmax_rows", title="A row softmax, one thread per row, online: m and d in one read",
     spec=_spec, make_inputs=_inputs, outputs=_outputs, tolerance=_rows_tolerance,
     launch=_rows_launch, block_sizes=(32, 64, 128), visible_block_size=64,
@@ -269,7 +316,7 @@ def _speed_sample(inputs, idx):
     return {"y": exp}, {"y": tol}
 
 
-class WarpSoftmaxProblem(Problem):
+class WarpSoftmaxProblem(SoftmaxProblem):
     """24.2: sizes are (rows, cols, warp size); hidden cases in CPU mode alternate warp sizes 64
     and 32; on a GPU the device's own, and the judge runs :meth:`portability_cases` at the other
     in a CPU-mode process."""
@@ -383,7 +430,7 @@ softmax_error_bound = formula_problem(
                 "(g + sum_bound) / (1 − sum_bound)."),
 )
 
-__all__ = ["BASELINES", "EXP_ULPS", "SPEED_SHAPE", "WARP_BLOCKS", "WORKED", "make_rows",
+__all__ = ["BASELINES", "EXP_ULPS", "SoftmaxProblem", "diagnose_softmax", "SPEED_SHAPE", "WARP_BLOCKS", "WORKED", "make_rows",
            "make_rows_fast", "rows_bytes", "rows_chain", "rows_flops", "softmax_error_bound",
            "softmax_host", "softmax_rows", "softmax_tolerance", "softmax_warp", "warp_blocks",
            "warp_chain"]
