@@ -310,7 +310,7 @@ with warnings.catch_warnings():
 # **What the check does.** Blocks of 64 threads (64 and 128 in the hidden tests), and about a
 # quarter as many warps as rows (so only a grid-stride loop covers them), `y` filled with NaN.
 # Visible: 9 rows of 100 columns, 4 rows of 1 value (a warp with one busy lane), 3 rows of 65.
-# Hidden: 5 rows of 777, 6 rows of 64 (whole warps of columns), 13 rows of 5 and two random
+# Hidden: 5 rows of 777, 6 rows of 64 (whole warps of columns), 7 rows of 5 and two random
 # shapes, at warp sizes 64 and 32 in turn (CPU mode; on a GPU the hidden cases run at the GPU's
 # own warp size, and the grader runs the other in CPU mode). The tolerance is the bound of 24.3
 # for a lane's `ceil(cols / W)` values and `log2 W` merges.

@@ -1,5 +1,5 @@
 # bank: merges without testing for two empty pairs: a lane whose columns are all masked (or a row shorter than the warp) meets exp(−inf − (−inf)) = NaN in the butterfly, and a fully masked row gives NaN; right on rows without masks; it must lose the points.
-# naive: allclose
+# naive: none
 import math
 from numba import float32, uint64
 
