@@ -58,7 +58,8 @@ from autograder.problems.ch24.specs import (BASELINES, EXP_ULPS, SPEED_SHAPE, WA
                                             warp_chain)
 
 __all__ = ["BASELINES", "CHART", "COPY", "EXP_ULPS", "LENGTHS", "PROBLEMS", "SPEED_SHAPE",
-           "VENDOR", "WARP_BLOCKS", "WORKED", "at_warp_size", "chart", "make_rows", "make_rows_fast", "measure",
+           "VENDOR", "WARP_BLOCKS", "WORKED", "at_warp_size", "chart", "make_rows",
+           "make_rows_fast", "measure",
            "merge", "missing", "online_steps", "recorded", "reference_softmax_rows",
            "reference_softmax_warp", "rows_bytes", "rows_chain", "softmax_error_bound",
            "softmax_host", "softmax_rows", "softmax_tolerance", "softmax_warp",

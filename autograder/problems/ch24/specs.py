@@ -6,8 +6,6 @@ A case's size is ``(rows, cols)``: ``x`` float32 ``[rows, cols]``, ``y`` the sam
 
 from __future__ import annotations
 
-import math
-
 import numpy as np
 
 from autograder.core.checks import TINY32, U32
@@ -21,7 +19,7 @@ EXP_ULPS = 2.0          # CUDA's expf (what math.exp on a float32 compiles to): 
 NEG_INF = np.float32(-np.inf)
 
 
-# ---- inputs: offsets and scales up to 1e4, masked entries ------------------------------------------
+# ---- inputs: offsets and scales up to 1e4, masked entries ----------------------------------------
 
 def make_rows(rng: np.random.Generator, rows: int, cols: int) -> np.ndarray:
     """float32 ``[rows, cols]``: each row an offset plus a scale times normal noise, the offset
@@ -56,7 +54,7 @@ def make_rows_fast(rng: np.random.Generator, rows: int, cols: int) -> np.ndarray
     return x
 
 
-# ---- the spec and its error bound ------------------------------------------------------------------
+# ---- the spec and its error bound ----------------------------------------------------------------
 
 def softmax_host(x) -> np.ndarray:
     """y = exp(x − m) / Σ exp(x − m) per row in float64, m the row's maximum; −inf entries give
@@ -169,7 +167,7 @@ BASELINES = {
 }
 
 
-# ---- verdicts that say what a NaN usually means -----------------------------------------------------
+# ---- verdicts that say what a NaN usually means --------------------------------------------------
 
 def diagnose_softmax(x: np.ndarray, got: np.ndarray) -> str:
     """What NaN or inf in a softmax's output most likely comes from, in words ('' if neither).
@@ -262,7 +260,7 @@ softmax_rows = SoftmaxProblem(
 )
 
 
-# ---- 24.2 one warp per row, shuffles ---------------------------------------------------------------
+# ---- 24.2 one warp per row, shuffles -------------------------------------------------------------
 
 WARP_BLOCKS = (64, 128)         # whole warps at warp size 32 and 64
 SPEED_SHAPE = (16384, 4096)     # 2^26 values: 256 MiB read, 256 MiB written
@@ -439,7 +437,8 @@ softmax_error_bound = formula_problem(
                 "(g + sum_bound) / (1 − sum_bound)."),
 )
 
-__all__ = ["BASELINES", "EXP_ULPS", "SoftmaxProblem", "diagnose_softmax", "SPEED_SHAPE", "WARP_BLOCKS", "WORKED", "make_rows",
+__all__ = ["BASELINES", "EXP_ULPS", "OVERFLOW_HINT", "SPEED_SHAPE", "SoftmaxProblem", "WARP_BLOCKS",
+           "WORKED", "diagnose_softmax", "make_rows",
            "make_rows_fast", "rows_bytes", "rows_chain", "rows_flops", "softmax_error_bound",
            "softmax_host", "softmax_rows", "softmax_tolerance", "softmax_warp", "warp_blocks",
            "warp_chain"]
