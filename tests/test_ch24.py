@@ -14,6 +14,8 @@ import pytest
 import autograder as ag
 from numba import cuda, float32
 
+from ptx import assert_compiles_for_h200
+
 ch24 = ag.problems.ch24
 CPU = not ag.backend.is_gpu
 F = np.float32
@@ -209,3 +211,59 @@ def test_the_measuring_cell_without_a_gpu(capsys):
             for label, g in (("a", 10.0), (ch24.COPY, 20.0)) for c in (32, 1024)]
     ax = ch24.chart(rows)
     assert len(ax.get_lines()) == 2 and ax.get_xscale() == "log"
+
+
+@pytest.mark.skipif(not CPU, reason="compile_ptx of the simulator's kernels: CPU mode only")
+def test_every_course_kernel_compiles_for_an_h200():
+    """The course's three softmax kernels compile for compute capability 9.0."""
+    assert_compiles_for_h200("ch24", (
+        "r.cuda, r.float32, r.uint64 = cuda, numba.float32, numba.uint64\n"
+        "f2 = types.float32[:, ::1]\n"
+        "k = r._softmax_kernels.__wrapped__()\n"
+        "sigs = [(k['rows'], (f2, f2)), (k['warp'], (f2, f2)), (k['three_pass'], (f2, f2))]\n"),
+        3)
+
+
+@pytest.mark.skipif(not CPU, reason="the measuring cell's launches, run once in the simulator")
+def test_the_measuring_cell_runs_every_way_and_checks_each_result(monkeypatch):
+    """The GPU measuring cell's launches, run once each in the simulator on small matrices (its
+    timers replaced by one call): every way computes y (checked), a wrong kernel is marked, and a
+    kernel of an unknown kind is refused with a sentence."""
+    from autograder.machine import timing
+
+    def once(label, launch, repeats=0, nbytes=0, flops=0, **kw):
+        launch(0)
+        return timing.Stats(label, 1.0, 1, bytes=nbytes, flops=flops)
+
+    def cpu_once(label, fn, repeats=0, nbytes=0, flops=0, **kw):
+        fn()
+        return timing.Stats(label, 1.0, 1, bytes=nbytes, flops=flops)
+    monkeypatch.setattr(timing, "require_gpu", lambda *a, **k: None)
+    monkeypatch.setattr(timing, "time_gpu", once)
+    monkeypatch.setattr(timing, "time_cpu", cpu_once)
+    monkeypatch.setattr(timing, "copy_ceiling",
+                        lambda nbytes, repeats=20: timing.Stats("copy", 1.0, 1, bytes=nbytes))
+    monkeypatch.setattr(cuda, "get_current_device",
+                        lambda: type("Dev", (), {"MULTIPROCESSOR_COUNT": 1, "WARP_SIZE": 32})())
+    monkeypatch.setattr(ch24.notebook, "_torch_softmax", lambda: None)
+
+    @cuda.jit
+    def halves(x, y):                  # one thread per row, the second half of the row left out
+        r = cuda.grid(1)
+        if r < x.shape[0]:
+            n = x.shape[1] // 2 + 1
+            m = x[r, 0]
+            for j in range(n):
+                m = max(m, x[r, j])
+            d = float32(0.0)
+            for j in range(n):
+                d += math.exp(x[r, j] - m)
+            for j in range(x.shape[1]):
+                y[r, j] = math.exp(x[r, j] - m) / d
+    rows = ch24.measure({"halves": ("rows", halves)}, lengths=(5, 40), total=120, repeats=1)
+    labels = {r["label"] for r in rows}
+    assert len(rows) == 2 * 6 and ch24.COPY in labels
+    assert all(r["right"] for r in rows if r["label"] != "halves")
+    assert not any(r["right"] for r in rows if r["label"] == "halves")
+    with pytest.raises(ValueError, match="'rows' or 'warp'"):
+        ch24.measure({"x": ("block", halves)}, lengths=(5,), total=10)
