@@ -1,0 +1,218 @@
+"""What chapter 24's notebook calls outside the graded cells: the online pair traced step by
+step, the CPU baselines timed, and the measuring cell (the learner's kernels, the course's, the
+three-pass kernel, PyTorch's softmax where it is installed, and a copy of the same bytes, over
+row lengths), with its chart; without a GPU the chart of the course's run on an H200."""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+
+import numpy as np
+
+from autograder.problems.ch24.references import (reference_softmax_rows, reference_softmax_warp,
+                                                 three_pass_softmax)
+from autograder.problems.ch24.specs import (BASELINES, make_rows_fast, rows_bytes,
+                                            softmax_host, softmax_tolerance)
+
+CHART = "ch24_measure"      # the measuring cell's recorded run: h200_ch24_measure.json here
+LENGTHS = (32, 256, 1024, 4096, 16384, 65536)
+TOTAL = 1 << 25             # values per timed matrix (128 MiB in, 128 MiB out)
+COPY = "copy of the same bytes"
+VENDOR = "torch.softmax (PyTorch)"
+
+
+def online_steps(row) -> list[dict]:
+    """The running pair of an online softmax over ``row``, one dict per value (in float64):
+    the value, m and d after it, and whether d was rescaled."""
+    m, d, out = -np.inf, 0.0, []
+    for v in np.asarray(row, np.float64):
+        rescaled = bool(v > m)
+        if v > m:
+            d, m = d * np.exp(m - v) + 1.0, v
+        elif v > -np.inf:
+            d += np.exp(v - m)
+        out.append({"x": float(v), "m": float(m), "d": float(d), "rescaled": rescaled})
+    return out
+
+
+def merge(a: tuple[float, float], b: tuple[float, float]) -> tuple[float, float]:
+    """Two partial pairs (m, d) as one: the larger maximum, each sum rescaled to it."""
+    (m1, d1), (m2, d2) = a, b
+    m = max(m1, m2)
+    if m == -np.inf:
+        return m, 0.0
+    return m, d1 * np.exp(m1 - m) + d2 * np.exp(m2 - m)
+
+
+def time_cpu(rows: int = 2048, cols: int = 1024, seed: int = 24) -> list[dict]:
+    """The CPU baselines on ``rows × cols`` values: label, ms, GB/s (x read and y written once),
+    right (bool: within the float32 bound)."""
+    from autograder.machine import timing
+    x = make_rows_fast(np.random.default_rng(seed), rows, cols)
+    y = np.empty_like(x)
+    exact = softmax_host(x)
+    tol = softmax_tolerance(x, cols)
+    out = []
+    for base in BASELINES.values():
+        y[:] = np.nan
+        stats = timing.time_cpu(base.label, lambda: base.run(x=x, y=y), repeats=3,
+                                nbytes=rows_bytes((rows, cols)))
+        out.append({"label": base.label, "ms": stats.median_ms, "gbps": stats.gbps,
+                    "right": bool(np.all(np.abs(y - exact) <= tol))})
+    return out
+
+
+def _right(y_host: np.ndarray, x: np.ndarray, seed: int = 1) -> bool:
+    """y checked at 64 sampled rows against the float64 softmax and its bound."""
+    rows = np.random.default_rng(seed).choice(x.shape[0], size=min(64, x.shape[0]),
+                                              replace=False)
+    chain = x.shape[1]                   # the longest chain any of the kernels can build
+    got = y_host[rows]
+    return bool(np.all(np.abs(got - softmax_host(x[rows])) <= softmax_tolerance(x[rows], chain)))
+
+
+def _torch_softmax():
+    """PyTorch's softmax on the GPU, or None where PyTorch or its GPU is missing (an optional
+    comparison: the course never needs PyTorch)."""
+    try:
+        import torch
+    except ImportError:
+        return None
+    if not torch.cuda.is_available():
+        return None
+
+    try:                        # softmax with out= (recent PyTorch), else a result and a copy
+        probe = torch.zeros((2, 3), device="cuda")
+        torch.softmax(probe, dim=1, out=torch.empty_like(probe))
+        into = True
+    except (TypeError, RuntimeError):
+        into = False
+
+    def run(x, y):
+        tx, ty = torch.as_tensor(x, device="cuda"), torch.as_tensor(y, device="cuda")
+        if into:
+            torch.softmax(tx, dim=1, out=ty)
+        else:
+            ty.copy_(torch.softmax(tx, dim=1))
+    return run
+
+
+def measure(kernels: dict | None = None, lengths=LENGTHS, total: int = TOTAL,
+            repeats: int = 20, seed: int = 24) -> list[dict]:
+    """Time row softmaxes on a GPU over row lengths ``lengths`` (``total`` values each, so
+    ``total // cols`` rows): the course's one-thread-per-row and one-warp-per-row kernels, the
+    three-pass kernel, PyTorch's softmax where it is installed, NumPy on the host and a device
+    copy of the same bytes, beside ``kernels``: ``{label: ("rows", kernel)}`` for a kernel of
+    Exercise 24.1 (one thread per row, blocks of 128) or ``{label: ("warp", kernel)}`` for one
+    of 24.2 (256 threads a block, 8 blocks per SM, grid-stride over rows). Rows: label, cols,
+    rows, ms, gbps (x read once and y written once), right (bool: y checked at 64 rows)."""
+    from autograder.machine import timing
+    timing.require_gpu("Timing the softmax kernels")
+    from numba import cuda
+    sms = cuda.get_current_device().MULTIPROCESSOR_COUNT
+    warp = cuda.get_current_device().WARP_SIZE if hasattr(cuda.get_current_device(),
+                                                          "WARP_SIZE") else 32
+    runs = {"one thread per row (course)": ("rows", reference_softmax_rows()),
+            "one warp per row, online (course)": ("warp", reference_softmax_warp()),
+            "one warp per row, three passes": ("warp", three_pass_softmax())}
+    runs.update(kernels or {})
+    vendor = _torch_softmax()
+    out = []
+    for cols in lengths:
+        rows = max(1, total // int(cols))
+        x = make_rows_fast(np.random.default_rng(seed + int(cols)), rows, int(cols))
+        nbytes = rows_bytes((rows, cols))
+        dx, dy = cuda.to_device(x), cuda.device_array(x.shape, np.float32)
+        poison = np.full(x.shape, np.nan, np.float32)
+
+        def record(label, launch, check=True):
+            dy.copy_to_device(poison)
+            stats = timing.time_gpu(label, launch, repeats=repeats, nbytes=nbytes)
+            out.append({"label": label, "cols": int(cols), "rows": rows, "ms": stats.median_ms,
+                        "gbps": stats.gbps,
+                        "right": _right(dy.copy_to_host(), x) if check else True})
+
+        for label, (kind, kernel) in runs.items():
+            if kind == "rows":
+                shape = (-(-rows // 128), 128)
+            elif kind == "warp":
+                shape = (max(1, min(sms * 8, -(-rows * warp // 256))), 256)
+            else:
+                raise ValueError(f"{label}: the kind is 'rows' or 'warp', not {kind!r}")
+            record(label, lambda i, k=kernel, s=shape: k[s](dx, dy))
+        if vendor is not None:
+            record(VENDOR, lambda i: vendor(dx, dy))
+        copy = timing.copy_ceiling(nbytes)
+        out.append({"label": COPY, "cols": int(cols), "rows": rows, "ms": copy.median_ms,
+                    "gbps": nbytes / copy.median_ms / 1e6, "right": True})
+        y = np.empty_like(x)
+        cpu = timing.time_cpu(BASELINES["numpy"].label, lambda: BASELINES["numpy"].run(x=x, y=y),
+                              repeats=3, nbytes=nbytes)
+        out.append({"label": BASELINES["numpy"].label, "cols": int(cols), "rows": rows,
+                    "ms": cpu.median_ms, "gbps": cpu.gbps, "right": _right(y, x)})
+    folder = os.environ.get("AAG_RECORD", "").strip()
+    if folder:
+        _record(out, folder)
+    return out
+
+
+def _record(rows: list[dict], folder: str) -> Path:
+    """Write the run as ``<device>_ch24_measure.json`` in ``folder``, with the device and the
+    versions, for the chart CPU mode draws."""
+    from autograder.machine.facts import gpu_facts, versions
+    facts = gpu_facts()
+    # 'NVIDIA H200' -> 'h200', as the course names its recorded runs.
+    slug = "_".join("".join(c for c in w if c.isalnum())
+                    for w in facts["name"].lower().replace("nvidia", " ").split()) or "gpu"
+    os.makedirs(folder, exist_ok=True)
+    path = Path(folder) / f"{slug}_{CHART}.json"
+    path.write_text(json.dumps({"device": facts["name"], "device_facts": facts,
+                                "versions": versions(), "total": TOTAL, "rows": rows},
+                               indent=1, default=lambda v: v.item()))
+    return path
+
+
+def recorded(name: str = CHART) -> dict | None:
+    """The course's H200 run named ``name`` (``h200_<name>.json`` in this folder), or None while
+    it has not been recorded."""
+    path = Path(__file__).resolve().parent / f"h200_{name}.json"
+    return json.loads(path.read_text()) if path.is_file() else None
+
+
+def missing(name: str = CHART) -> str:
+    """The sentence a CPU-mode cell prints while the course's H200 run of ``name`` is missing."""
+    return (f"The course's H200 run of this cell (h200_{name}.json) has not been recorded yet: on "
+            "a GPU, run the cell to see your own.")
+
+
+def chart(rows: list[dict] | None = None, ax=None):
+    """GB/s over row length, one line per way (x read once and y written once per value), the
+    copy of the same bytes dashed. Without ``rows``: the course's recorded H200 run (None, with
+    :func:`missing` printed, while there is none)."""
+    import matplotlib.pyplot as plt
+    title = "Row softmax, 2^25 values"
+    if rows is None:
+        kept = recorded()
+        if kept is None:
+            print(missing())
+            return None
+        rows, title = kept["rows"], f"{title}: measured by the course on {kept['device']}"
+    if ax is None:
+        _, ax = plt.subplots(figsize=(9, 4.5))
+    for label in dict.fromkeys(r["label"] for r in rows):
+        mine = sorted((r for r in rows if r["label"] == label), key=lambda r: r["cols"])
+        style = dict(linestyle="--", color="gray") if label == COPY else dict(marker="o")
+        ax.plot([r["cols"] for r in mine], [r["gbps"] for r in mine], label=label, **style)
+    ax.set_xscale("log", base=2)
+    ax.set_yscale("log")
+    ax.set_xlabel("row length (columns)")
+    ax.set_ylabel("GB/s (x read once, y written once)")
+    ax.set_title(title, fontsize=10)
+    ax.legend(fontsize=8)
+    return ax
+
+
+__all__ = ["CHART", "COPY", "LENGTHS", "TOTAL", "VENDOR", "chart", "measure", "merge",
+           "missing", "online_steps", "recorded", "time_cpu"]

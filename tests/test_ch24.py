@@ -1,0 +1,269 @@
+"""Chapter 24: is the float64 softmax right (against a plain loop, masked entries 0, a fully
+masked row 0), do the inputs hold what the checks promise (offsets past exp's float32 range, every
+kind of mask), is the tolerance the error bound of a float32 online softmax (the worst float32
+orders stay inside it, a wrong rescaling factor, a dropped column or a missing merge level far
+outside), does 24.3's answer bound the checks' tolerance, do 24.2's hidden cases run at warp sizes
+32 and 64 with every block size, does the speed test's sample agree with the whole spec, and does
+the measuring cell say what it lacks without a GPU?"""
+
+import math
+
+import numpy as np
+import pytest
+
+import autograder as ag
+from numba import cuda, float32
+
+from ptx import assert_compiles_for_h200
+
+ch24 = ag.problems.ch24
+CPU = not ag.backend.is_gpu
+F = np.float32
+
+
+# ---- the spec and the inputs ---------------------------------------------------------------------
+
+def _loop_softmax(x):
+    y = np.zeros(x.shape)
+    for r, row in enumerate(np.asarray(x, np.float64)):
+        m = max(row)
+        if m == -math.inf:
+            continue
+        e = [math.exp(v - m) for v in row]
+        y[r] = np.array(e) / sum(e)
+    return y
+
+
+def test_spec_agrees_with_a_plain_loop_and_follows_the_mask_rule():
+    x = ch24.make_rows(np.random.default_rng(3), 9, 17)
+    y = ch24.softmax_host(x)
+    assert np.allclose(y, _loop_softmax(x), rtol=1e-13, atol=0)
+    assert np.all(y[np.isneginf(x)] == 0.0)
+    assert np.all(y[3] == 0.0) and np.all(np.isneginf(x[3]))          # the fully masked row
+    live = ~np.all(np.isneginf(x), axis=1)
+    assert np.allclose(y[live].sum(axis=1), 1.0, rtol=1e-13)
+    big = ch24.softmax_host(np.array([[1e4, 1e4 - 1]], F))
+    assert big[0, 0] == pytest.approx(1 / (1 + math.e ** -1))
+
+
+def test_inputs_overflow_exp_and_hold_every_kind_of_mask():
+    x = ch24.make_rows(np.random.default_rng(5), 10, 40)
+    assert np.max(x[0]) > 100 and np.max(np.abs(x[np.isfinite(x)])) <= 1.1e4
+    with np.errstate(over="ignore"):
+        assert np.isinf(np.exp(x[0])).any()                       # no maximum: overflow
+    assert np.isneginf(x[1, 0]) and np.isfinite(x[1, -1])          # a prefix of −inf
+    assert np.isneginf(x[3]).all()                                 # a fully masked row
+    assert np.isneginf(x[4, -1]) and np.isfinite(x[4, 0])          # a suffix (causal)
+    assert 0 < np.isneginf(x[2]).sum() < 40                        # scattered
+    assert np.array_equal(x, ch24.make_rows(np.random.default_rng(5), 10, 40), equal_nan=True)
+
+
+def test_online_pairs_and_the_merge_rule_give_the_row_sum():
+    row = np.array([2.0, -np.inf, 1.0, 5.0, 3.0, 7.0])
+    last = ch24.online_steps(row)[-1]
+    assert last["m"] == 7.0 and last["d"] == pytest.approx(np.exp(row - 7).sum(), rel=1e-14)
+    a, b = ch24.online_steps(row[:3])[-1], ch24.online_steps(row[3:])[-1]
+    assert ch24.merge((a["m"], a["d"]), (b["m"], b["d"]))[1] == pytest.approx(last["d"], rel=1e-14)
+    assert ch24.merge((-np.inf, 0.0), (-np.inf, 0.0)) == (-np.inf, 0.0)
+
+
+# ---- the tolerance is the bound -----------------------------------------------------------------
+
+def _exp32(v, bias):
+    """float32 exp, pushed ``bias`` ulp away from the correctly rounded value (CUDA's expf is
+    within 2 ulp)."""
+    e = np.float32(np.exp(np.float64(v)))
+    for _ in range(abs(bias)):
+        e = np.nextafter(e, F(np.inf) if bias > 0 else F(0))
+    return e
+
+
+def _online32(row, bias=0, rescale_bug=False, order=None, lanes=1):
+    """An online softmax in float32: ``lanes`` lanes fold strided columns, then merge in a tree;
+    ``bias`` ulp on every exp (the worst direction for d: all up)."""
+    row = np.asarray(row, F)
+    idx = np.arange(row.size) if order is None else order
+    pairs = []
+    for lane in range(lanes):
+        m, d = F(-np.inf), F(0)
+        for j in idx[lane::lanes]:
+            v = row[j]
+            if v > m:
+                f = _exp32(F(m - v) if not rescale_bug else F(v - m), bias) if m > -np.inf else F(0)
+                d = F(F(d * f) + F(1))
+                m = v
+            elif v > -np.inf:
+                d = F(d + _exp32(F(v - m), bias))
+        pairs.append((m, d))
+    while len(pairs) > 1:
+        merged = []
+        for (m1, d1), (m2, d2) in zip(pairs[::2], pairs[1::2]):
+            big = max(m1, m2)
+            if big > -np.inf:
+                d1 = F(F(d1 * _exp32(F(m1 - big), bias)) + F(d2 * _exp32(F(m2 - big), bias)))
+            merged.append((big, d1))
+        pairs = merged
+    m, d = pairs[0]
+    if d == 0:
+        return np.zeros(row.size, F)
+    return np.array([F(_exp32(F(v - m), -bias) / d) for v in row], F)
+
+
+def _relative_excess(x, got, chain):
+    tol = ch24.softmax_tolerance(x, chain)
+    return float(np.max(np.abs(got.astype(np.float64) - ch24.softmax_host(x)) / tol))
+
+
+def test_worst_float32_orders_stay_inside_the_bound_and_bugs_fall_far_outside():
+    rng = np.random.default_rng(24)
+    x = ch24.make_rows(rng, 6, 300)
+    x[5] = np.sort(rng.standard_normal(300).astype(F) * 30)       # the maximum rises every step
+    for bias in (2, -2):
+        one = np.array([_online32(r, bias) for r in x])
+        assert _relative_excess(x, one, ch24.rows_chain(300)) <= 1.0
+        warp = np.array([_online32(r, bias, lanes=32) for r in x])
+        assert _relative_excess(x, warp, ch24.warp_chain(300, 32)) <= 1.0
+    # Bugs: the rescaling factor inverted, the last column dropped, one merge level missing.
+    with np.errstate(over="ignore", invalid="ignore"):
+        bad = np.array([_online32(r, rescale_bug=True) for r in x[[0, 5]]])
+    assert _relative_excess(x[[0, 5]], bad, 300) > 1e3
+    short = np.array([_online32(np.append(r[:-1], F(-np.inf))) for r in x[[0, 5]]])
+    short[:, -1] = 0
+    assert _relative_excess(x[[0, 5]], short, 300) > 50
+    halves = np.array([np.concatenate([_online32(r[:150]) * 0.5, _online32(r[150:]) * 0.5])
+                       for r in x[[5]]])
+    assert _relative_excess(x[[5]], halves, ch24.warp_chain(300, 32)) > 50
+
+
+def test_the_bound_of_24_3_covers_the_checks_tolerance():
+    """24.3's y_bound for the row's largest spread is what the tolerance allows each output,
+    relatively (up to the float64 and underflow terms)."""
+    from autograder.problems.ch24.specs import _bound_spec
+    x = np.random.default_rng(7).standard_normal((1, 2048)).astype(F)
+    y = ch24.softmax_host(x)
+    chain = ch24.warp_chain(2048, 32)
+    spread = float(x.max() - x.min())
+    bound = float(_bound_spec(chain, 2.0, spread)["y_bound"])
+    tol = ch24.softmax_tolerance(x, chain)
+    assert np.all(tol <= y * bound * (1 + 1e-9) + 16 * 2.0 ** -53 * y + 1.2e-38)
+    # The spread of the row's largest value is 0: its tolerance is the bound at spread 0 and
+    # the row's own sum (close to it: most terms have small spreads).
+    top = int(np.argmax(x))
+    assert tol[0, top] / y[0, top] >= float(_bound_spec(chain, 2.0, 0.0)["y_bound"]) * 0.99 - 1
+
+
+# ---- the cases ---------------------------------------------------------------------------------
+
+@pytest.mark.skipif(not CPU, reason="CPU mode runs the hidden cases at two warp sizes")
+def test_warp_hidden_cases_use_both_warp_sizes_and_fewer_warps_than_rows():
+    cases = ch24.softmax_warp.cases(hidden=True)
+    assert {c.size[2] for c in cases} == {32, 64}
+    assert {c.threads for c in cases} == set(ch24.WARP_BLOCKS)
+    for c in cases:
+        warps = c.blocks * c.threads // c.size[2]
+        assert warps < c.size[0] or c.size[0] <= 4
+    assert all(c.size[2] == 64 for c in ch24.softmax_warp.portability_cases(64))
+    visible = ch24.softmax_warp.cases()
+    assert all(c.size[2] == ag.backend.warp_size and c.threads == 64 for c in visible)
+
+
+def test_the_speed_sample_agrees_with_the_whole_spec():
+    rng = np.random.default_rng(2)
+    x = ch24.make_rows_fast(rng, 5, 333)
+    inputs = {"x": x, "warp_size": 32}
+    idx = np.array([0, 332, 333, 1000, x.size - 1])
+    expected, tol = ch24.softmax_warp.sampled(inputs, idx)
+    assert np.allclose(expected["y"], ch24.softmax_host(x).reshape(-1)[idx], rtol=1e-14, atol=0)
+    whole = ch24.softmax_tolerance(x, ch24.warp_chain(333, 32)).reshape(-1)[idx]
+    assert np.allclose(tol["y"], whole, rtol=1e-12, atol=0)
+
+
+@pytest.mark.skipif(not CPU, reason="CPU mode: a fully masked row's NaN, as the simulator gives it")
+def test_a_nan_for_a_fully_masked_row_is_named():
+    @cuda.jit
+    def nan_rows(x, y):
+        r = cuda.grid(1)
+        if r < x.shape[0]:
+            m = float32(-math.inf)
+            for j in range(x.shape[1]):
+                m = max(m, x[r, j])
+            d = float32(0.0)
+            for j in range(x.shape[1]):
+                if x[r, j] > float32(-math.inf):
+                    d += math.exp(x[r, j] - m)
+            for j in range(x.shape[1]):
+                y[r, j] = math.exp(x[r, j] - m) / d if d > 0 else float32(math.nan)
+    with pytest.raises(ag.CheckFailed) as failure:
+        ch24.softmax_rows.check(nan_rows)
+    assert "all −inf" in str(failure.value) and "0/0" in str(failure.value)
+
+
+# ---- the measuring cell --------------------------------------------------------------------------
+
+@pytest.mark.skipif(not CPU, reason="without a GPU only")
+def test_the_measuring_cell_without_a_gpu(capsys):
+    with pytest.raises(ag.timing.NeedsGPU):
+        ch24.measure()
+    if ch24.recorded() is None:
+        assert ch24.chart() is None
+        assert "has not been recorded yet" in capsys.readouterr().out
+    rows = [{"label": label, "cols": c, "rows": 1, "ms": 1.0, "gbps": g, "right": True}
+            for label, g in (("a", 10.0), (ch24.COPY, 20.0)) for c in (32, 1024)]
+    ax = ch24.chart(rows)
+    assert len(ax.get_lines()) == 2 and ax.get_xscale() == "log"
+
+
+@pytest.mark.skipif(not CPU, reason="compile_ptx of the simulator's kernels: CPU mode only")
+def test_every_course_kernel_compiles_for_an_h200():
+    """The course's three softmax kernels compile for compute capability 9.0."""
+    assert_compiles_for_h200("ch24", (
+        "r.cuda, r.float32, r.uint64 = cuda, numba.float32, numba.uint64\n"
+        "f2 = types.float32[:, ::1]\n"
+        "k = r._softmax_kernels.__wrapped__()\n"
+        "sigs = [(k['rows'], (f2, f2)), (k['warp'], (f2, f2)), (k['three_pass'], (f2, f2))]\n"),
+        3)
+
+
+@pytest.mark.skipif(not CPU, reason="the measuring cell's launches, run once in the simulator")
+def test_the_measuring_cell_runs_every_way_and_checks_each_result(monkeypatch):
+    """The GPU measuring cell's launches, run once each in the simulator on small matrices (its
+    timers replaced by one call): every way computes y (checked), a wrong kernel is marked, and a
+    kernel of an unknown kind is refused with a sentence."""
+    from autograder.machine import timing
+
+    def once(label, launch, repeats=0, nbytes=0, flops=0, **kw):
+        launch(0)
+        return timing.Stats(label, 1.0, 1, bytes=nbytes, flops=flops)
+
+    def cpu_once(label, fn, repeats=0, nbytes=0, flops=0, **kw):
+        fn()
+        return timing.Stats(label, 1.0, 1, bytes=nbytes, flops=flops)
+    monkeypatch.setattr(timing, "require_gpu", lambda *a, **k: None)
+    monkeypatch.setattr(timing, "time_gpu", once)
+    monkeypatch.setattr(timing, "time_cpu", cpu_once)
+    monkeypatch.setattr(timing, "copy_ceiling",
+                        lambda nbytes, repeats=20: timing.Stats("copy", 1.0, 1, bytes=nbytes))
+    monkeypatch.setattr(cuda, "get_current_device",
+                        lambda: type("Dev", (), {"MULTIPROCESSOR_COUNT": 1, "WARP_SIZE": 32})())
+    monkeypatch.setattr(ch24.notebook, "_torch_softmax", lambda: None)
+
+    @cuda.jit
+    def halves(x, y):                  # one thread per row, the second half of the row left out
+        r = cuda.grid(1)
+        if r < x.shape[0]:
+            n = x.shape[1] // 2 + 1
+            m = x[r, 0]
+            for j in range(n):
+                m = max(m, x[r, j])
+            d = float32(0.0)
+            for j in range(n):
+                d += math.exp(x[r, j] - m)
+            for j in range(x.shape[1]):
+                y[r, j] = math.exp(x[r, j] - m) / d
+    rows = ch24.measure({"halves": ("rows", halves)}, lengths=(5, 40), total=120, repeats=1)
+    labels = {r["label"] for r in rows}
+    assert len(rows) == 2 * 6 and ch24.COPY in labels
+    assert all(r["right"] for r in rows if r["label"] != "halves")
+    assert not any(r["right"] for r in rows if r["label"] == "halves")
+    with pytest.raises(ValueError, match="'rows' or 'warp'"):
+        ch24.measure({"x": ("block", halves)}, lengths=(5,), total=10)
