@@ -204,7 +204,7 @@ except ag.CheckFailed as failure:
 # **What the check does.** Blocks of 64 threads (128 and 256 in the hidden tests), 2 blocks in CPU
 # mode (a few dozen on a GPU), `y` filled with NaN. Rows are of three kinds, shuffled: a large
 # offset (`|μ|` up to `10⁴ σ`), a spread near `sqrt(ε)` (where `ε` matters), a moderate offset;
-# `ε` is drawn per case between 10⁻⁶ and 10⁻², `γ` has both signs. Visible: 7 rows of 150, 5 rows
+# `ε` is drawn per case between 10⁻⁶ and 10⁻², `γ` has both signs. Visible: 5 rows of 150, 5 rows
 # of 7 (shorter than a warp: most lanes have nothing), 3 rows of 1. Hidden: other sizes, 4 times
 # the largest visible one, run at warp sizes 64 and 32 in CPU mode. Every `y` must be within the
 # float32 error bound of a stable algorithm (see below): `E[x²] − E[x]²` and the `n − 1` variance
