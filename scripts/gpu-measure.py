@@ -138,6 +138,13 @@ def ch22() -> list[dict]:
                    for r in c.launch_overhead()]
 
 
+def ch25() -> list[dict]:
+    from autograder.problems import ch25 as c
+    rows = c.measure()
+    c.record(rows, os.environ["AAG_RECORD"])   # $AAG_RECORD/h200_ch25_measure.json
+    return rows
+
+
 @cuda.jit
 def learner_scale(x, out, factor):       # a kernel as a learner's notebook cell defines it
     i = cuda.grid(1)
@@ -161,7 +168,7 @@ def profile() -> dict:
 
 
 PARTS = {"ch13": ch13, "ch14": ch14, "ch15": ch15, "ch16": ch16, "ch17": ch17, "ch18": ch18,
-         "ch19": ch19, "ch20": ch20, "ch21": ch21, "ch22": ch22, "profile": profile}
+         "ch19": ch19, "ch20": ch20, "ch21": ch21, "ch22": ch22, "ch25": ch25, "profile": profile}
 
 
 def main() -> int:

@@ -186,6 +186,7 @@ def record(rows: list[dict], folder: str | Path) -> Path:
     """Write ``rows`` from :func:`measure` with the device and versions as
     ``<folder>/h200_ch25_measure.json`` (the file this chapter ships for CPU mode)."""
     from autograder.machine.facts import gpu_facts, versions
+    Path(folder).mkdir(parents=True, exist_ok=True)
     path = Path(folder) / f"h200_{CHART}.json"
     path.write_text(json.dumps({"device": gpu_facts()["name"], "versions": versions(),
                                 "title": "LayerNorm and RMSNorm over row lengths",

@@ -413,6 +413,13 @@ def _label(size) -> str:
     return f"{rows} row{'s' * (rows != 1)} of n = {n}"
 
 
+NEGATIVE_VARIANCE_HINT = (
+    "math.sqrt was given a negative number: a variance computed as E[x²] − E[x]² comes out "
+    "negative on rows whose mean is large against their spread (the two terms cancel in "
+    "float32; on a GPU the square root gives NaN). Compute it from deviations: Welford's update "
+    "in each lane and Chan's merge across lanes.")
+
+
 class RowsProblem(Problem):
     """A row-wise exercise written for any warp size: sizes are (rows, n); CPU mode's hidden
     cases alternate warp sizes 64 and 32, a GPU runs its own (the judge adds the other one in a
@@ -433,6 +440,12 @@ class RowsProblem(Problem):
         else:
             warps = [device_warp_size()] * len(cases)
         return self._with_warps(cases, warps)
+
+    def judge(self, case: Case, outcome, show_inputs: bool = True):
+        verdict = super().judge(case, outcome, show_inputs=show_inputs)
+        if not verdict.passed and outcome.error and "math domain error" in outcome.error:
+            verdict.hint = NEGATIVE_VARIANCE_HINT
+        return verdict
 
     def portability_cases(self, warp: int = 64, seed: int | None = None) -> list[Case]:
         """The CPU hidden sizes at warp size ``warp`` (for a judge on a GPU)."""
