@@ -279,3 +279,41 @@ def test_measure_needs_a_gpu_in_cpu_mode():
         pytest.skip("CPU-mode behaviour")
     with pytest.raises(ag.timing.NeedsGPU):
         ch25.measure()
+
+
+# ---- the GPU side, as far as CPU mode can take it ------------------------------------------------------
+
+@pytest.mark.skipif(not CPU, reason="compile_ptx of the simulator's kernels: CPU mode only")
+def test_every_course_kernel_compiles_for_an_h200():
+    """The course's five kernels compile for compute capability 9.0 (real Numba CUDA, no GPU)."""
+    from ptx import assert_compiles_for_h200
+    assert_compiles_for_h200("ch25", (
+        "r.cuda, r.float32, r.uint64 = cuda, numba.float32, numba.uint64\n"
+        "f2 = types.float32[:, ::1]; f1 = types.float32[::1]; e = types.float32\n"
+        "ln = (f2, f1, f1, e, f2)\n"
+        "sigs = [(r.reference_layernorm.__wrapped__(), ln), (r.two_pass_layernorm.__wrapped__(), ln),\n"
+        "        (r.textbook_layernorm.__wrapped__(), ln),\n"
+        "        (r.reference_rmsnorm.__wrapped__(), (f2, f1, e, f2)),\n"
+        "        (r.reference_layernorm_backward.__wrapped__(), (f2, f2, f1, f1, f1, f2))]\n"), 5)
+
+
+def test_the_measuring_cell_runs_every_kernel_and_checks_each_result(monkeypatch):
+    """The GPU measuring cell's launches, run once each in the simulator on small rows (its timer
+    replaced by one call): every kernel's rows are checked against the bound, a wrong kernel is
+    marked, and a kernel of an unknown kind is refused with a sentence."""
+    from autograder.machine import timing
+
+    def once(label, launch, repeats=0, nbytes=0, flops=0, **kw):
+        launch(0)
+        return timing.Stats(label, 1.0, 1, bytes=nbytes, flops=flops)
+    monkeypatch.setattr(timing, "require_gpu", lambda *a, **k: None)
+    monkeypatch.setattr(timing, "time_gpu", once)
+    monkeypatch.setattr(timing, "copy_ceiling", lambda nbytes, repeats=0: timing.Stats(
+        "copy", 0.5, 1, bytes=nbytes))
+    monkeypatch.setattr(ch25.notebook, "speed_shape", lambda size: (2, 64))
+    rows = ch25.measure({"textbook": ("layernorm", ch25.textbook_layernorm())},
+                        row_lengths=(40,), elements=200, repeats=1)
+    right = {r["label"]: r["right"] for r in rows}
+    assert right.pop("textbook") is False and all(right.values()) and len(right) == 4, rows
+    with pytest.raises(ValueError, match="'layernorm' or 'rmsnorm'"):
+        ch25.measure({"x": ("softmax", None)}, row_lengths=(40,), elements=80)
