@@ -277,10 +277,12 @@ ag.problems.ch25.layernorm_rows.check_speed(layernorm_kernel)
 # %% [markdown]
 # **Bytes.** The least LayerNorm moves is `x` read once and `y` written once, 8 bytes per element
 # (plus `γ` and `β`, 8 bytes per column, nothing beside the rows). Your kernel reads each row twice:
-# once for the statistics, once to normalise. A row of 4096 floats is 16 KiB, and a block of 8
-# warps has 128 KiB of rows in flight, so the second read mostly hits L2 rather than HBM. Keeping
-# the row in registers (each lane holds its `n / 32` values) removes that second read for rows that
-# fit, which is what the fused kernels of Apex and Triton's tutorial do.
+# once for the statistics, once to normalise. Whether the second read comes from the caches or from
+# HBM again depends on how much is in flight: a row of 4096 floats is 16 KiB, and a GPU full of
+# warps (64 per SM, 132 SMs on an H200) holds about 130 MiB of rows at once, more than its 60 MiB
+# of L2, so expect part of the second read to cost HBM bandwidth; the measuring cell shows
+# how much. Keeping the row in registers (each lane holds its `n / 32` values) removes that second
+# read for rows that fit, which is what the fused kernels of Apex and Triton's tutorial do.
 #
 # ## Exercise 25.2 · RMSNorm (2 points)
 #
@@ -447,8 +449,9 @@ except ag.timing.NeedsGPU as why:
 # hold 4, so weights of 1/2 give those lanes' values the wrong share of the mean (and lanes with
 # no element at all, as in rows of 7, would pull the mean towards 0). (3) My kernel reads `x`
 # twice and writes `y` once: 12 bytes per element against the 8 a copy moves, so if the second
-# read came from HBM it could reach at most 2/3 of the copy's GB/s; because the second read mostly
-# hits L2 it gets closer. A lane holding its values in registers needs `n / 32` floats: up to about
+# read came from HBM it could reach at most 2/3 of the copy's GB/s (counting 8 bytes); every part
+# of the second read that L1 or L2 serves brings it closer, and the measured GB/s against the
+# copy's says how much they served. A lane holding its values in registers needs `n / 32` floats: up to about
 # 64 per lane (n ≤ 2048) is cheap, so rows up to a few thousand elements can be read once, which
 # is what Apex's and Triton's fused kernels do, and the kernel then moves exactly the copy's 8
 # bytes per element.
