@@ -317,3 +317,16 @@ def test_the_measuring_cell_runs_every_kernel_and_checks_each_result(monkeypatch
     assert right.pop("textbook") is False and all(right.values()) and len(right) == 4, rows
     with pytest.raises(ValueError, match="'layernorm' or 'rmsnorm'"):
         ch25.measure({"x": ("softmax", None)}, row_lengths=(40,), elements=80)
+
+
+def test_a_cancelling_variance_is_named_and_other_bugs_are_not():
+    """Wrong only on the large-offset rows: the verdict names E[x²] − E[x]²; wrong everywhere (γ
+    and β swapped): it does not."""
+    case = ch25.layernorm_rows.cases()[0]
+    expected, tol = ch25.layernorm_rows.reference_values(case)
+    inp = case.inputs
+    textbook = _layernorm32(inp["x"], inp["gamma"], inp["beta"], inp["eps"], 32, "textbook")
+    assert ch25.specs.diagnose_layernorm(case, expected["y"], tol["y"], textbook) == \
+        ch25.specs.CANCELLATION_HINT
+    swapped = _layernorm32(inp["x"], inp["beta"], inp["gamma"], inp["eps"], 32)
+    assert ch25.specs.diagnose_layernorm(case, expected["y"], tol["y"], swapped) is None

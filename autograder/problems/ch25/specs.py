@@ -415,6 +415,23 @@ def _label(size) -> str:
     return f"{rows} row{'s' * (rows != 1)} of n = {n}"
 
 
+CANCELLATION_HINT = (
+    "only rows whose mean is large against their spread are wrong (|mean| / std above 100 on "
+    "every wrong row): that is the signature of E[x²] − E[x]², whose two terms cancel in float32. "
+    "Compute the variance from deviations: Welford's update in each lane, Chan's merge across "
+    "lanes.")
+
+
+def diagnose_layernorm(case: Case, expected, tolerance, got) -> str | None:
+    """A hint from which rows are wrong: all of them large-offset rows means cancellation."""
+    bad = np.any(~(np.abs(got - expected) <= tolerance), axis=1)
+    x = np.asarray(case.inputs["x"], np.float64)
+    kappa = np.abs(x.mean(axis=1)) / np.maximum(x.std(axis=1), 1e-300)
+    if bad.any() and np.all(kappa[bad] > 100) and (kappa <= 100).any():
+        return CANCELLATION_HINT
+    return None
+
+
 NEGATIVE_VARIANCE_HINT = (
     "math.sqrt was given a negative number: a variance computed as E[x²] − E[x]² comes out "
     "negative on rows whose mean is large against their spread (the two terms cancel in "
@@ -443,10 +460,21 @@ class RowsProblem(Problem):
             warps = [device_warp_size()] * len(cases)
         return self._with_warps(cases, warps)
 
+    diagnose = None     # (case, expected, tolerance, got) -> a hint, or None: set per exercise
+
     def judge(self, case: Case, outcome, show_inputs: bool = True):
         verdict = super().judge(case, outcome, show_inputs=show_inputs)
-        if not verdict.passed and outcome.error and "math domain error" in outcome.error:
+        if verdict.passed:
+            return verdict
+        if outcome.error and "math domain error" in outcome.error:
             verdict.hint = NEGATIVE_VARIANCE_HINT
+        elif not outcome.error and self.diagnose is not None:
+            expected, tolerance = self.reference_values(case)
+            name = next(iter(expected))
+            got = outcome.outputs.get(name)
+            if got is not None and np.shape(got) == expected[name].shape:
+                hint = self.diagnose(case, expected[name], tolerance[name], np.asarray(got))
+                verdict.hint = hint or verdict.hint
         return verdict
 
     def portability_cases(self, warp: int = 64, seed: int | None = None) -> list[Case]:
@@ -492,6 +520,8 @@ layernorm_rows = RowsProblem(
                 "warp size? The merge weights are the counts: mean_a + d·n_b / n, "
                 "M2_a + M2_b + d²·n_a·n_b / n."),
 )
+
+layernorm_rows.diagnose = diagnose_layernorm
 
 RMSNORM_CPU = LAYERNORM_CPU
 RMSNORM_GPU = Sizes(visible=LAYERNORM_GPU.visible, hidden=LAYERNORM_GPU.hidden,
