@@ -453,7 +453,21 @@ class RowsProblem(Problem):
         return cases
 
     def cases(self, hidden: bool = False, seed: int | None = None) -> list[Case]:
-        cases = super().cases(hidden=hidden, seed=seed)
+        """Problem's cases, with the random sizes moved off multiples of 32 (a row count or
+        length of whole warps is no test of the tail) and the warp size of each case."""
+        rng = np.random.default_rng(self.case_seed(hidden) if seed is None else seed)
+        sizes = list(self.sizes.hidden if hidden else self.sizes.visible)
+        count, lo, hi = self.sizes.hidden_random
+        if hidden and count:
+            sizes += [tuple(int(v) + (int(v) > 1 and int(v) % 32 == 0)
+                            for v in rng.integers(lo, hi, size=2)) for _ in range(count)]
+        shapes = (self.block_size_cycle(rng, len(sizes)) if hidden
+                  else [self.visible_block_size] * len(sizes))
+        cases = []
+        for size, threads in zip(sizes, shapes):
+            case = Case(size=size, inputs=self.make_inputs(rng, size), label=_label(size))
+            case.threads, case.blocks = threads, self.blocks_for(size, threads)
+            cases.append(case)
         if hidden and not device.current().is_gpu:
             warps = [64 if i % 2 == 0 else 32 for i in range(len(cases))]
         else:
