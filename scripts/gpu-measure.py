@@ -1,10 +1,10 @@
-"""The "measure it" cells of chapters 13–22 run on the GPU with the course's kernels, and
+"""The "measure it" cells of chapters 13–25 run on the GPU with the course's kernels, and
 ``ag.profile`` run on a kernel defined here, as a learner's notebook defines it. Every row goes to
 ``$OUT/measure_chNN.json``; each cell's picture is recorded (``ag.experiments.steps`` with
 ``AAG_RECORD``) as ``$OUT/record/h200_chNN_measure.json``, to be copied into the chapter's folder,
 where the cell shows it to learners without a GPU.
 
-    python3 scripts/gpu-measure.py [--out DIR] [parts: ch13 ... ch22, profile]
+    python3 scripts/gpu-measure.py [--out DIR] [parts: ch13 ... ch25, profile]
 
 On the GPU machine through ``scripts/gpu-check measure``. Each part is timed with CUDA events
 after warm-up (the chapters' own ``measure``); one failing part does not stop the others."""
@@ -138,6 +138,18 @@ def ch22() -> list[dict]:
                    for r in c.launch_overhead()]
 
 
+def ch24() -> list[dict]:
+    from autograder.problems import ch24 as c
+    return c.measure(None)                   # $AAG_RECORD/h200_ch24_measure.json (its own chart)
+
+
+def ch25() -> list[dict]:
+    from autograder.problems import ch25 as c
+    rows = c.measure()
+    c.record(rows, os.environ["AAG_RECORD"])   # $AAG_RECORD/h200_ch25_measure.json
+    return rows
+
+
 @cuda.jit
 def learner_scale(x, out, factor):       # a kernel as a learner's notebook cell defines it
     i = cuda.grid(1)
@@ -161,7 +173,8 @@ def profile() -> dict:
 
 
 PARTS = {"ch13": ch13, "ch14": ch14, "ch15": ch15, "ch16": ch16, "ch17": ch17, "ch18": ch18,
-         "ch19": ch19, "ch20": ch20, "ch21": ch21, "ch22": ch22, "profile": profile}
+         "ch19": ch19, "ch20": ch20, "ch21": ch21, "ch22": ch22, "ch24": ch24, "ch25": ch25,
+         "profile": profile}
 
 
 def main() -> int:

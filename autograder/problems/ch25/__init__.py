@@ -1,0 +1,33 @@
+"""Chapter 25 (GPU MODE track): LayerNorm and RMSNorm: one pass, stable, fused, and backward.
+
+See :mod:`.specs` for the exercises and their error bounds, :mod:`.references` for the course's
+kernels, :mod:`.notebook` for what the notebook's other cells call.
+"""
+
+from autograder.problems.ch25.notebook import (CHART, NOT_RECORDED, ROW_LENGTHS, break_inputs,
+                                               chart, measure, record, recorded, time_cpu,
+                                               variance_errors)
+from autograder.problems.ch25.references import (reference_layernorm,
+                                                 reference_layernorm_backward, reference_rmsnorm,
+                                                 textbook_layernorm, torch_layernorm,
+                                                 torch_rmsnorm, two_pass_layernorm)
+from autograder.problems.ch25.specs import (BASELINES, SPEED_ROWS, WARP_BLOCKS, RowsProblem,
+                                            backward_host, chain, layernorm_backward,
+                                            layernorm_bound, layernorm_host, layernorm_rows,
+                                            make_rows, max_kappa, rmsnorm_bound, rmsnorm_host,
+                                            rmsnorm_rows, row_blocks, saved_stats, speed_shape)
+
+__all__ = ["BASELINES", "CHART", "NOT_RECORDED", "PROBLEMS", "ROW_LENGTHS", "break_inputs",
+           "chart", "measure", "record", "recorded", "time_cpu", "variance_errors", "SPEED_ROWS", "WARP_BLOCKS", "RowsProblem", "backward_host",
+           "chain", "layernorm_backward", "layernorm_bound", "layernorm_host", "layernorm_rows",
+           "make_rows", "max_kappa", "reference_layernorm", "reference_layernorm_backward",
+           "reference_rmsnorm", "rmsnorm_bound", "rmsnorm_host", "rmsnorm_rows", "row_blocks",
+           "saved_stats", "speed_shape", "textbook_layernorm", "torch_layernorm", "torch_rmsnorm",
+           "two_pass_layernorm"]
+
+PROBLEMS = (layernorm_rows, rmsnorm_rows, layernorm_backward)
+
+# `aag bench`: the two-pass LayerNorm (the row read three times) beside the reference.
+BENCH_VARIANTS = {"layernorm_rows": {
+    "two-pass: mean, then mean of squared deviations, then normalise": two_pass_layernorm,
+}}

@@ -1,0 +1,29 @@
+# bank: one warp per row, the sum of squares reduced with shfl_down_sync to lane 0, which computes the scale and broadcasts it with shfl_sync; another correct layout, full marks.
+# naive: none
+import math
+
+from numba import float32, uint64
+
+
+@cuda.jit
+def rmsnorm_kernel(x, gamma, eps, y):
+    lane = cuda.threadIdx.x % cuda.warpsize
+    warp = (cuda.blockIdx.x * cuda.blockDim.x + cuda.threadIdx.x) // cuda.warpsize
+    warps = (cuda.gridDim.x * cuda.blockDim.x) // cuda.warpsize
+    mask = ~uint64(0) >> (64 - cuda.warpsize)
+    rows, n = x.shape
+    for row in range(warp, rows, warps):
+        s2 = float32(0.0)
+        for i in range(lane, n, cuda.warpsize):
+            v = x[row, i]
+            s2 += v * v
+        offset = cuda.warpsize // 2
+        while offset > 0:
+            s2 += cuda.shfl_down_sync(mask, s2, offset)
+            offset //= 2
+        r = float32(0.0)
+        if lane == 0:
+            r = float32(1.0) / math.sqrt(s2 / float32(n) + eps)
+        r = cuda.shfl_sync(mask, r, 0)
+        for i in range(lane, n, cuda.warpsize):
+            y[row, i] = x[row, i] * r * gamma[i]

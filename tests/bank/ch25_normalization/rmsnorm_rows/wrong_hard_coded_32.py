@@ -1,0 +1,24 @@
+# bank: a full mask written as 0xffffffff: right at warp size 32, but at warp size 64 (the hidden cases in CPU mode, AMD GPUs) the mask leaves out half of the lanes that call; it must lose the points.
+# naive: none
+import math
+
+from numba import float32, uint64
+
+@cuda.jit
+def rmsnorm_kernel(x, gamma, eps, y):
+    lane = cuda.threadIdx.x % cuda.warpsize
+    warp = (cuda.blockIdx.x * cuda.blockDim.x + cuda.threadIdx.x) // cuda.warpsize
+    warps = (cuda.gridDim.x * cuda.blockDim.x) // cuda.warpsize
+    mask = 0xffffffff
+    rows, n = x.shape
+    for row in range(warp, rows, warps):
+        s2 = float32(0.0)
+        for i in range(lane, n, cuda.warpsize):
+            s2 += x[row, i] * x[row, i]
+        offset = cuda.warpsize // 2
+        while offset > 0:
+            s2 += cuda.shfl_xor_sync(mask, s2, offset)
+            offset //= 2
+        r = float32(1.0) / math.sqrt(s2 / float32(n) + eps)
+        for i in range(lane, n, cuda.warpsize):
+            y[row, i] = x[row, i] * r * gamma[i]
