@@ -117,11 +117,11 @@ class FencedBuffer:
 class _Interface:
     """What ``cuda.as_cuda_array`` needs: the array's description, and the buffer kept alive."""
 
-    def __init__(self, buffer: FencedBuffer, shape, dtype):
+    def __init__(self, buffer: FencedBuffer, shape, dtype, offset: int = 0):
         self.buffer = buffer
         self.__cuda_array_interface__ = {
             "shape": tuple(shape), "strides": None, "typestr": np.dtype(dtype).str,
-            "data": (buffer.pointer, False), "version": 3, "stream": None}
+            "data": (buffer.pointer + offset, False), "version": 3, "stream": None}
 
 
 def to_device(host: np.ndarray):
@@ -147,8 +147,7 @@ def to_device(host: np.ndarray):
 def _fill_slack(buffer: FencedBuffer, nbytes: int) -> None:
     """0xFF in the bytes between the array's end and the unmapped page."""
     from numba import cuda
-    tail = _Interface(buffer, (buffer.slack,), np.uint8)
-    tail.__cuda_array_interface__["data"] = (buffer.pointer + nbytes, False)
+    tail = _Interface(buffer, (buffer.slack,), np.uint8, offset=nbytes)
     cuda.as_cuda_array(tail, sync=False).copy_to_device(np.full(buffer.slack, 0xFF, np.uint8))
 
 
