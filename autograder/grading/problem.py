@@ -218,6 +218,7 @@ class Problem:
         from autograder.grading import provenance
         if device.current().is_gpu:
             provenance.install_gpu()
+            provenance.install_triton_gpu()     # where the learner's cells imported Triton
             rec = provenance.DeviceRanges(self.host_copies_allowed, self.device_only)
             for name, value in args.items():
                 if hasattr(value, "__cuda_array_interface__"):

@@ -931,3 +931,30 @@ def install_gpu() -> None:
         return launch(self, *args, **kwargs)
     dispatcher._Kernel.launch = counted
     _installed["gpu"] = True
+
+
+def install_triton_gpu() -> None:
+    """GPU: count launches of the learner's Triton kernels where Triton hands a compiled kernel to
+    its launcher (``CompiledKernel.run``, a step below ``JITFunction.run``, which the harness
+    counts), as :func:`install_gpu` counts Numba's at the compiled-kernel layer. Once Triton is
+    imported; once."""
+    if _installed.get("triton_gpu") or "triton" not in sys.modules:
+        return
+    from triton.compiler import compiler
+    prop = compiler.CompiledKernel.__dict__.get("run")
+    if not isinstance(prop, property):     # a Triton whose launch this does not know: no count,
+        return                             # so the judge's cross-check fails its answers plainly
+    _installed["triton_gpu"] = True
+    launcher_of = prop.fget
+
+    def run(self):
+        launcher = launcher_of(self)
+        fn = getattr(getattr(getattr(self, "src", None), "fn", None), "fn", None)
+
+        def counted(*args, **kwargs):
+            rec = _active[0]
+            if isinstance(rec, DeviceRanges) and is_learner_code(fn, trusted_roots()):
+                rec.kernel_launches += 1
+            return launcher(*args, **kwargs)
+        return counted
+    compiler.CompiledKernel.run = property(run)

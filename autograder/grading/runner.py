@@ -270,7 +270,10 @@ class Harness:
                 return run(self, *args, **kwargs)
             cls.run = counted_run
         counting(jit.JITFunction)
-        if not self.gpu:
+        if self.gpu:   # the second count, at Triton's launcher (autograder.provenance)
+            from autograder.grading import provenance
+            provenance.install_triton_gpu()
+        else:
             from triton.runtime import interpreter
             counting(interpreter.InterpretedFunction)
 
@@ -355,6 +358,8 @@ class Harness:
         waits for everything, on any stream). The first is the time, unless the second came
         noticeably later: then work was left running somewhere the first did not see, and the
         later one counts."""
+        self._install_triton_hooks()
+        self.language = problem.kernel_language
         work, outs = self.work[buffer], self.out_bufs[buffer]
         for key, master in self.masters[content].items():
             work[key].copy_to_device(master)
