@@ -83,3 +83,43 @@ def test_a_hang_is_remembered_for_that_submission_only(monkeypatch):
     assert outcome.error is None, outcome.error
     monkeypatch.setitem(problem_module._hung_submissions, id(fn), (fn, stale[1]))
     assert problem.run(fn, problem.cases()[0]).error_kind == "hang"
+
+
+def _small_speed_size(problem):
+    """The problem's speed size shrunk to something quick to make: at most 4,099 elements (4,096
+    where the speed inputs want a power of two), or 67 along each side of a shape."""
+    n = problem.gpu_sizes.speed
+    if isinstance(n, int):
+        return (min(n, 4099), 4096)
+    return (tuple(min(int(d), 67) for d in n),)
+
+
+def test_every_cpu_baseline_takes_its_speed_tests_inputs():
+    """The speed test times each CPU baseline with the speed inputs and outputs as keywords,
+    scalars the kernel alone needs included (a warp size, a salt): a baseline that does not take
+    one of them stops the grading of every speed cell of its exercise on a GPU. Checked on the
+    signature, with the inputs made at a small size."""
+    import inspect
+    from autograder.problems import ALL
+    refused = []
+    for problem in ALL.values():
+        if not problem.speed:
+            continue
+        for size in _small_speed_size(problem):
+            try:
+                args = {**problem.speed_inputs(np.random.default_rng(0), size),
+                        **problem.outputs(size)}
+                break
+            except ValueError:
+                continue
+        else:
+            refused.append(f"{problem.name}: no small speed inputs")
+            continue
+        for key, baseline in problem.baselines.items():
+            if not baseline.at_speed_size:
+                continue
+            try:
+                inspect.signature(baseline.run).bind(**args)
+            except TypeError as exc:
+                refused.append(f"{problem.name} baseline {key!r}: {exc}")
+    assert not refused, refused
