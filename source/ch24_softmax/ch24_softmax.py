@@ -527,23 +527,31 @@ except ag.timing.NeedsGPU as why:
 
 # %% [markdown] nbgrader={"grade": true, "grade_id": "softmax_answer", "locked": false, "points": 2, "schema_version": 3, "solution": true, "task": false}
 # *Model answer (in the solutions only; the figures to quote are the learner's own measurements
-# or the course's recorded H200 run).* (1) A memory-bound kernel should approach the copy: if the
-# warp kernel reaches, say, 80–90% of the copy's GB/s at 1024 columns, it is limited by DRAM
-# bandwidth, not by its exponentials (about five operations per 8 bytes is far below the GPU's
-# FLOPs per byte). At 65,536 columns there are only 512 rows, so 512 warps for a GPU that holds
-# tens of thousands: too few bytes in flight (Little's law, chapter 23), and a second read of
-# a 256 KB row that no longer comes from L1; the fraction of the copy drops. (2) One thread per
-# row makes neighbouring threads read addresses a whole row apart: every warp-wide load touches
-# 32 different rows, 32 sectors for 128 useful bytes (chapter 6), which wastes bandwidth at any
-# length; and for long rows there are few rows, hence few threads: 512 threads cannot keep the
-# memory system busy, and each walks its 256 KB alone. (3) The three-pass kernel reads each value
-# three times and writes once (16 bytes a value) where the online kernel reads twice and writes
-# once (12), and the least is 8; but a warp re-reads its row right after the first read, so for
-# rows of a few KB the second and third reads hit L1 or L2 and cost far less than DRAM reads,
-# which is why the measured gap is smaller than 16 against 12. For rows too long for the caches
-# (or many rows in flight at once) every extra read goes to DRAM, and the online kernel's saved
-# pass shows; a kernel that keeps the row in registers or shared memory between its passes
-# reaches the 8-byte least.
+# or the course's recorded H200 run; the numbers here are that run's).* (1) At 1024 columns the
+# warp kernel took 0.247 ms for 2²⁵ values, 1,087 GB/s, against 4,163 GB/s for the copy: 26%.
+# At 65,536 columns it fell to 144 GB/s, 3.5%. So it is not limited by DRAM bandwidth, and not
+# by its arithmetic either (about five operations per 8 bytes). What most likely limits it is
+# how few bytes it keeps in flight: each lane's loop loads a value and updates (m, d) with
+# exponentials and a branch before it goes on, so a warp has few loads out at once. With one
+# 128-byte load per warp in flight and 64 warps per SM, an SM has about 8 KB on the way. Little's law (chapter 23) asks for bandwidth × latency
+# ≈ 4.8 TB/s × ~600 ns ≈ 2.9 MB over 132 SMs, about 22 KB per SM. A third of that gives about a
+# third of the copy. `torch.softmax` reached 3,810 GB/s (92%) on the same rows with wide loads
+# and several loads per thread before it waits. At 65,536 columns there are only 512 rows, so
+# 512 warps: about 4 per SM, with each warp still loading one value at a time. (2) One thread
+# per row makes neighbouring threads read addresses a whole row apart. Every warp-wide load then
+# touches 32 rows: 32 sectors for 128 useful bytes (chapter 6), which wastes bandwidth at every
+# length. It measured 344 GB/s at 1024 columns and 10 GB/s at 65,536, where there are only 512
+# threads in all, each walking 256 KB alone. (3) The three-pass kernel reads each value three
+# times and writes it once (16 bytes a value), where the online kernel reads it twice (12 bytes;
+# the least is 8). Yet the three-pass kernel was the faster one: 1,412 against 1,087 GB/s at
+# 1024 columns, and 1.45 against 1.87 ms at 65,536. Its re-reads come from L1 and L2, since a
+# warp reads its row again right after the first pass. And its loops are simpler: a max, then
+# one exponential and an add, with no branch and no rescaling per value. Where bytes are not
+# the limit, counting them does not predict the time. A row too long for the caches, or many
+# rows in flight, would send the extra reads to DRAM, and then the saved pass would show. A
+# kernel that loads several values per lane before using any of them (registers for rows of up
+# to a few thousand) attacks that limit; `ag.profile` on the kernel shows whether its warps
+# stall waiting on memory, which tests the explanation.
 
 # %% [markdown]
 # ## Going further (not graded)
