@@ -172,6 +172,39 @@ class HostTensor:
 
 
 # -- on a GPU: a Numba device array's address ------------------------------------------------------
+def _without_pytorch() -> None:
+    """On a GPU, let a Triton that asks PyTorch for the device and the stream (before 3.9) launch
+    without it: where PyTorch is not loaded, its CUDA driver is made to ask Numba for the current
+    device and its capability, and to launch on the legacy default stream (handle 0), the stream
+    Numba's launches and the course's CUDA events use. Triton 3.9 does this itself. Once."""
+    if _driver_set[0]:
+        return
+    _driver_set[0] = True
+    import sys
+    if "torch" in sys.modules:
+        return
+    from triton.backends.nvidia import driver as nvidia
+    if "_get_current_stream" in vars(nvidia.CudaDriver):          # Triton 3.9 and later
+        return
+    from numba import cuda
+    from triton.runtime import driver
+
+    class NumbaCudaDriver(nvidia.CudaDriver):
+        def __init__(self):                   # CudaDriver's, without GPUDriver's import of torch
+            self.utils = nvidia.CudaUtils()
+            self.launcher_cls = nvidia.CudaLauncher
+            self.get_device_capability = lambda device=None: \
+                tuple(cuda.get_current_device().compute_capability)
+            self.get_current_stream = lambda device=None: 0
+            self.get_current_device = lambda: cuda.get_current_device().id
+            self.set_current_device = lambda device: None
+
+    driver.set_active(NumbaCudaDriver())
+
+
+_driver_set = [False]
+
+
 class DeviceView:
     """A Numba device array as Triton sees a tensor: its address, dtype, shape and strides."""
 
@@ -210,5 +243,6 @@ def view(array):
     if isinstance(host, np.ndarray):
         return HostTensor(host)
     if hasattr(array, "__cuda_array_interface__"):
+        _without_pytorch()
         return DeviceView(array)
     raise TypeError(f"a Triton kernel takes arrays here, not {type(array).__name__}")
