@@ -539,3 +539,18 @@ def test_the_triton_comparing_cell_runs_both_languages_and_checks_them(monkeypat
     assert "one program per row, Triton (yours)" in labels and ch24.COPY in labels
     assert "one thread per row (course)" not in labels
     assert all(r["right"] for r in rows), rows
+
+
+@pytest.mark.gpu
+@needs_triton
+def test_on_the_gpu_a_learner_triton_kernel_passes_its_checks_and_speed_and_the_course_one_is_refused(tmp_path):
+    """On a GPU: the notebook's kernel (a learner's cell) compiles, passes the visible and hidden
+    cases (rows up to 16,384) and the speed test against the course's Triton kernel; the course's
+    launcher handed in as a submission is not the learner's."""
+    mine = _triton_launcher(tmp_path, TRITON_KERNEL.replace(
+        "BLOCK=BLOCK)", "BLOCK=BLOCK, num_warps=max(1, min(16, BLOCK // 512)))"), "gpu_mine")
+    ch24.softmax_triton.check(mine)
+    ch24.softmax_triton.check_hidden(mine)
+    ch24.softmax_triton.check_speed(mine)
+    with pytest.raises(ag.CheckFailed, match="not yours"):
+        ch24.softmax_triton.check_speed(ch24.reference_softmax_triton())

@@ -535,9 +535,11 @@ except ag.timing.NeedsGPU as why:
 #   block to one value.
 #
 # **What the compiler does that you did by hand in 24.2.** It chooses how the block's elements
-# are spread over the program's threads (its *layout*): each thread holds runs of 4 neighbouring
-# floats and loads each run with one 16-byte vector load, neighbouring threads hold neighbouring
-# runs (coalesced). It turns `tl.max` and `tl.sum` into a loop over each thread's own values,
+# are spread over the program's threads (its *layout*): neighbouring threads hold neighbouring
+# runs of a few floats (coalesced), and a run is loaded with one vector load of up to 16 bytes
+# where the compiler can prove it is aligned (Triton compiles a kernel for each launch's integer
+# arguments that are multiples of 16: a row length of 4096 gets vector loads, one of 4097 loads
+# its floats one by one). It turns `tl.max` and `tl.sum` into a loop over each thread's own values,
 # then the butterfly of warp shuffles you wrote, then, across the program's warps, shared memory
 # and a barrier. And the row stays in registers between the maximum, the sum and the write: the
 # row is read **once** and written once, the least traffic a softmax can have (24.2 reads it

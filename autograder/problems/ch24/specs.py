@@ -472,10 +472,13 @@ def triton_chain(cols: int) -> int:
     """24.4: a term's additions in Triton's reduction of one row (tl.sum, or the pairs' merge):
     each thread first folds its own values in turn, then the lanes' partials meet in a butterfly
     of shuffles (log2 32 = 5 levels), then the warps' partials (at most 32 warps: 5 more). Triton
-    spreads a row over at least a warp's 32 lanes in runs of up to 4 contiguous values (a 16-byte
-    load), so a thread holds at most ceil(cols / 32) + 3 of the row's values (padding lanes add
-    exact zeros). A plain sum's step is one add, where the bound counts a multiply, an add and an
-    exponential: the bound holds with room for it. NumPy's pairwise sum (CPU mode) is shorter."""
+    spreads a row over at least a warp's 32 lanes (fewer lanes only for a block under 128
+    values, each then holding at most 4) in runs of up to 4 contiguous values (a 16-byte load), so
+    a thread holds at most ceil(cols / 32) + 3 of the row's values (padding lanes add exact
+    zeros). A plain sum's step is one add, where the bound counts a multiply, an add and an
+    exponential (6u): the bound holds with room for it, and for pieces of 32 values or more merged
+    online (a rescaling step each). NumPy's pairwise sum (CPU mode) is shorter; the interpreter's
+    tl.reduce with a combine function of one's own is sequential, and longer."""
     return -(-int(cols) // 32) + 3 + 5 + 5
 
 
