@@ -224,11 +224,8 @@ def test_every_course_kernel_compiles_for_an_h200():
         3)
 
 
-@pytest.mark.skipif(not CPU, reason="the measuring cell's launches, run once in the simulator")
-def test_the_measuring_cell_runs_every_way_and_checks_each_result(monkeypatch):
-    """The GPU measuring cell's launches, run once each in the simulator on small matrices (its
-    timers replaced by one call): every way computes y (checked), a wrong kernel is marked, and a
-    kernel of an unknown kind is refused with a sentence."""
+def _time_once(monkeypatch):
+    """The measuring cells' timers replaced by one call each (the simulator runs the launches)."""
     from autograder.machine import timing
 
     def once(label, launch, repeats=0, nbytes=0, flops=0, **kw):
@@ -246,6 +243,14 @@ def test_the_measuring_cell_runs_every_way_and_checks_each_result(monkeypatch):
     monkeypatch.setattr(cuda, "get_current_device",
                         lambda: type("Dev", (), {"MULTIPROCESSOR_COUNT": 1, "WARP_SIZE": 32})())
     monkeypatch.setattr(ch24.notebook, "_torch_softmax", lambda: None)
+
+
+@pytest.mark.skipif(not CPU, reason="the measuring cell's launches, run once in the simulator")
+def test_the_measuring_cell_runs_every_way_and_checks_each_result(monkeypatch):
+    """The GPU measuring cell's launches, run once each in the simulator on small matrices (its
+    timers replaced by one call): every way computes y (checked), a wrong kernel is marked, and a
+    kernel of an unknown kind is refused with a sentence."""
+    _time_once(monkeypatch)
 
     @cuda.jit
     def halves(x, y):                  # one thread per row, the second half of the row left out
@@ -265,5 +270,287 @@ def test_the_measuring_cell_runs_every_way_and_checks_each_result(monkeypatch):
     assert len(rows) == 2 * 6 and ch24.COPY in labels
     assert all(r["right"] for r in rows if r["label"] != "halves")
     assert not any(r["right"] for r in rows if r["label"] == "halves")
-    with pytest.raises(ValueError, match="'rows' or 'warp'"):
+    with pytest.raises(ValueError, match="'rows', 'warp' or 'triton'"):
         ch24.measure({"x": ("block", halves)}, lengths=(5,), total=10)
+
+
+# ---- 24.4: the softmax in Triton -------------------------------------------------------------------
+
+from autograder.machine import triton_bridge  # noqa: E402
+
+TRITON_MISSING = triton_bridge.unavailable_reason()
+needs_triton = pytest.mark.skipif(TRITON_MISSING is not None, reason=TRITON_MISSING or "")
+L2E = F(np.log2(np.e))          # fl32(log2 e), the constant Triton's exp multiplies by
+
+
+def _ex2_approx(v, bias):
+    """Triton's float32 exp on the GPU: ex2.approx.f32 of fl(v · fl32(log2 e)), here correctly
+    rounded then pushed ``bias`` ulp (ex2.approx is within 2)."""
+    p = np.asarray(v, F) * L2E                                   # one float32 rounding
+    e = np.exp2(p.astype(np.float64)).astype(F)
+    for _ in range(abs(bias)):
+        e = np.nextafter(e, F(np.inf) if bias > 0 else F(0))
+    return e
+
+
+def _div_full(a, b, bias):
+    """div.full.f32: within 2 ulp of a / b; here pushed ``bias`` ulp."""
+    with np.errstate(over="ignore"):
+        q = (np.asarray(a, np.float64) / np.asarray(b, np.float64)).astype(F)
+    for _ in range(abs(bias)):
+        q = np.nextafter(q, F(np.inf) if bias > 0 else F(0))
+    return q
+
+
+def _tree(values):
+    """A butterfly (or pairwise tree) over a power-of-two count of float32 partials."""
+    values = list(values)
+    while len(values) > 1:
+        values = [F(a + b) for a, b in zip(values[::2], values[1::2])]
+    return values[0]
+
+
+def _triton_sum(e, warps):
+    """tl.sum as Triton's NVIDIA backend computes it for a 1-D block: each of the 32·warps
+    threads holds runs of 4 neighbouring values (every 4·32·warps) and adds them in turn, then a
+    butterfly over the warp's 32 lanes, then over the warps."""
+    threads = 32 * warps
+    per = np.zeros(threads, F)
+    for t in range(threads):
+        idx = [i for g in range(t, -(-e.size // 4), threads) for i in range(4 * g, min(4 * g + 4, e.size))]
+        acc = F(0)
+        for i in idx:
+            acc = F(acc + e[i])
+        per[t] = acc
+    return _tree(_tree(per[w * 32:(w + 1) * 32]) for w in range(warps))
+
+
+def _triton32(row, bias=0, warps=1, reciprocal=False, guard=True, first=None):
+    """One row of 24.4's kernel in float32 as a GPU computes it; ``bias`` ulp on the exps of d
+    (up) and of the outputs and the division (down). Bugs: ``guard=False`` (no fully masked rule),
+    ``first`` (only the first ``first`` columns)."""
+    row = np.asarray(row, F)
+    n = row.size if first is None else min(first, row.size)
+    block = 1 << max(n - 1, 0).bit_length()
+    x = np.full(block, -np.inf, F)
+    x[:n] = row[:n]
+    m = x.max()
+    if guard and m == -np.inf:
+        m = F(0)
+    with np.errstate(invalid="ignore"):
+        t = (x - m).astype(F)
+        d = _triton_sum(_ex2_approx(t, bias), warps)
+        e = _ex2_approx(t, -bias)
+        if guard and d == 0:
+            d = F(1)
+        y = (_div_full(e, d, -bias) if not reciprocal
+             else (e * _div_full(F(1), d, -bias)).astype(F))
+    out = np.full(row.size, np.nan, F)
+    out[:n] = y[:n]
+    return out
+
+
+def _triton_excess(x, got):
+    tol = ch24.softmax_tolerance(x, ch24.triton_chain(x.shape[1]), spread_units=ch24.TRITON_SPREAD,
+                                 divide_units=ch24.TRITON_DIVIDE)
+    with np.errstate(invalid="ignore"):
+        excess = np.abs(got.astype(np.float64) - ch24.softmax_host(x)) / tol
+    return float(np.nanmax(np.where(np.isnan(excess), np.inf, excess)))
+
+
+def test_triton_tolerance_is_the_bound_of_its_exp_division_and_tree():
+    """Triton's arithmetic (ex2.approx of the argument times fl32(log2 e), div.full.f32, the
+    reduction tree) at its worst stays inside 24.4's tolerance, for one warp (the longest chain)
+    and for eight; a missing guard, a dropped column range and the Numba bound's constants
+    (spread once, division 2u) do not hold it."""
+    assert 2 + ch24.specs.LOG2E_F32_ERROR < ch24.TRITON_SPREAD and ch24.TRITON_DIVIDE >= 4 + 1
+    rng = np.random.default_rng(244)
+    x = ch24.make_rows(rng, 6, 300)
+    x[5] = (rng.standard_normal(300) * 30 + 5e3).astype(F)        # large spreads, large offset
+    for bias, warps, reciprocal in ((2, 1, False), (-2, 1, True), (2, 8, True)):
+        got = np.array([_triton32(r, bias, warps, reciprocal) for r in x])
+        assert _triton_excess(x, got) <= 1.0, (bias, warps, reciprocal)
+    # One exponential of an exact argument t ≤ 0: CUDA's expf is allowed 4u (and t·u for a
+    # rounded argument); Triton's exp needs more than that (its multiply and constant), and never
+    # more than 24.4's 4u + 2.25·|t|·u.
+    t = -np.linspace(1.0, 87.0, 20001).astype(F)
+    for bias in (0, 2, -2):
+        rel = np.abs(_ex2_approx(t, bias).astype(np.float64) / np.exp(t.astype(np.float64)) - 1)
+        assert np.all(rel <= (4 + ch24.TRITON_SPREAD * -t.astype(np.float64)) * 2.0 ** -24)
+        if bias == 0:
+            assert np.any(rel > (4 + 1.0 * -t.astype(np.float64)) * 2.0 ** -24)
+    # Bugs: a fully masked row computed without the guard; only the first 256 columns.
+    assert _triton_excess(x[[3]], np.array([_triton32(x[3], guard=False)])) == np.inf
+    assert _triton_excess(x[[0]], np.array([_triton32(x[0], first=256)])) == np.inf
+    tail = _triton32(x[0], first=256)
+    tail[256:] = 0                                # "written", but normalised over a prefix
+    assert _triton_excess(x[[0]], tail[None, :]) > 50
+
+
+def test_triton_cases_keep_cpu_mode_small_and_rows_off_powers_of_two():
+    """At most 64 programs a case in CPU mode (the interpreter's cost), the fixed row lengths off
+    a power of two (padding lanes in every block) but for the tiniest and the longest, a row
+    longer than a fixed block of 2048 among the hidden cases, every kind of mask, and hidden
+    cases that change with the secret."""
+    sizes = ch24.softmax_triton.sizes
+    for cols in {s[1] for s in sizes.visible + sizes.hidden} - {1, 2, ch24.TRITON_MAX_COLS}:
+        assert cols & (cols - 1), cols
+    for hidden in (False, True):
+        for c in ch24.softmax_triton.cases(hidden=hidden):
+            rows, cols = c.size
+            assert rows <= 64 or not CPU
+            assert 1 <= cols <= ch24.TRITON_MAX_COLS
+            assert c.inputs["x"].shape == (rows, cols) and c.inputs["x"].dtype == F
+    hidden = ch24.softmax_triton.cases(hidden=True)
+    assert max(c.size[1] for c in hidden) > 2048
+    assert any(np.isneginf(c.inputs["x"]).all(axis=1).any() for c in hidden)
+    other = ch24.softmax_triton.cases(hidden=True, seed=5)
+    assert [c.size for c in other] != [c.size for c in hidden]
+
+
+def test_triton_speed_sample_agrees_with_the_whole_spec():
+    x = ch24.make_rows_fast(np.random.default_rng(4), 4, 555)
+    idx = np.array([0, 554, 555, 1500, x.size - 1])
+    expected, tol = ch24.softmax_triton.sampled({"x": x}, idx)
+    assert np.allclose(expected["y"], ch24.softmax_host(x).reshape(-1)[idx], rtol=1e-14, atol=0)
+    whole = ch24.softmax_tolerance(x, ch24.triton_chain(555), spread_units=ch24.TRITON_SPREAD,
+                                   divide_units=ch24.TRITON_DIVIDE).reshape(-1)[idx]
+    assert np.allclose(tol["y"], whole, rtol=1e-12, atol=0)
+
+
+def test_importing_the_course_never_imports_triton():
+    """Triton installs on Linux only: the package, chapter 24 included, imports it only when
+    the Triton reference is asked for."""
+    import subprocess
+    import sys
+    code = ("import sys, autograder as ag; ag.problems.ch24.softmax_triton.cases(); "
+            "print('triton' in sys.modules)")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=300)
+    assert out.stdout.strip().splitlines()[-1] == "False", out.stdout + out.stderr[-2000:]
+
+
+def test_where_triton_is_missing_the_cells_run_and_the_checks_say_why(monkeypatch, capsys):
+    """Without Triton: stand-ins let the exercise cell define its kernel and launcher, a launch
+    says why it cannot run, and the checks print the reason instead of failing the notebook."""
+    why = "Triton publishes wheels for Linux (x86-64 and Arm64) only, not for Darwin arm64"
+    monkeypatch.setattr(triton_bridge, "unavailable_reason", lambda: why)
+    triton, tl, missing = ch24.import_triton()
+    assert missing == why
+
+    @triton.jit
+    def kernel(x_ptr, BLOCK: tl.constexpr):
+        pass
+
+    assert [triton.next_power_of_2(n) for n in (1, 2, 3, 300, 4096)] == [1, 2, 4, 512, 4096]
+    assert triton.cdiv(10, 4) == 3
+    with pytest.raises(RuntimeError, match="Linux"):
+        kernel[(1,)](None, BLOCK=4)
+    called = []
+    for check in (ch24.softmax_triton.check, ch24.softmax_triton.check_hidden):
+        check(lambda x, y: called.append(1))
+    assert not called and capsys.readouterr().out.count("not checked on this machine") == 2
+
+
+def _triton_launcher(tmp_path, body: str, name: str):
+    """A learner's launcher ``softmax_triton`` from ``body``, made through a file as a notebook
+    cell makes it (Triton reads a kernel's source)."""
+    import importlib.util
+    path = tmp_path / f"{name}_cell.py"
+    path.write_text("import triton\nimport triton.language as tl\n"
+                    "from autograder.machine.triton_bridge import view\n" + body)
+    spec = importlib.util.spec_from_file_location(f"{name}_cell", path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module.softmax_triton
+
+
+TRITON_KERNEL = '''
+@triton.jit
+def softmax_triton_kernel(x_ptr, y_ptr, cols, BLOCK: tl.constexpr):
+    row = tl.program_id(0)
+    offs = tl.arange(0, BLOCK)
+    inside = offs < cols
+    x = tl.load(x_ptr + row * cols + offs, mask=inside, other=-float("inf"))
+    m = tl.max(x, axis=0)
+    m = tl.where(m == -float("inf"), 0.0, m)
+    e = tl.exp(x - m)
+    tl.store(y_ptr + row * cols + offs, e / tl.where(tl.sum(e, axis=0) > 0.0, tl.sum(e, axis=0), 1.0), mask=inside)
+
+
+def softmax_triton(x, y):
+    BLOCK = triton.next_power_of_2(x.shape[1])
+    softmax_triton_kernel[(x.shape[0],)](view(x), view(y), x.shape[1], BLOCK=BLOCK)
+'''
+
+# name -> (text replaced in TRITON_KERNEL, its replacement, what the failed check must say)
+TRITON_BUGS = {
+    "no_mask": ('mask=inside, other=-float("inf")', "", "signal 11"),
+    "max_not_subtracted": ("e = tl.exp(x - m)", "e = tl.exp(x)", "Subtract the row's maximum"),
+    "fully_masked_row_nan": ('    m = tl.where(m == -float("inf"), 0.0, m)\n', "", "tl.max is −inf"),
+    "first_block_only": ("BLOCK = triton.next_power_of_2(x.shape[1])", "BLOCK = 1024",
+                         "the block must cover the row"),
+}
+
+
+@needs_triton
+@pytest.mark.skipif(not CPU, reason="CPU mode: Triton's interpreter (test_gpu runs Triton on a GPU)")
+def test_triton_reference_and_a_learner_kernel_pass_visible_and_hidden(tmp_path):
+    """The course's Triton launcher passes the visible cases, and a learner's kernel (made as a
+    notebook cell makes it) the visible and the hidden ones."""
+    ch24.softmax_triton.check(ch24.reference_softmax_triton())
+    mine = _triton_launcher(tmp_path, TRITON_KERNEL, "mine")
+    ch24.softmax_triton.check(mine)
+    ch24.softmax_triton.check_hidden(mine)
+
+
+@needs_triton
+@pytest.mark.skipif(not CPU, reason="CPU mode: Triton's interpreter (test_gpu runs Triton on a GPU)")
+@pytest.mark.parametrize("bug", sorted(TRITON_BUGS))
+def test_plain_triton_bugs_fail_and_say_why(tmp_path, bug):
+    """No mask (a fault), no maximum (overflow at offsets of 1e4), no rule for a fully masked row
+    (NaN), a fixed block of 1024 (the hidden rows of 2500): each fails, with the reason."""
+    import faulthandler
+    import sys
+    old, new, said = TRITON_BUGS[bug]
+    assert old in TRITON_KERNEL
+    launcher = _triton_launcher(tmp_path, TRITON_KERNEL.replace(old, new), bug)
+    check = (ch24.softmax_triton.check_hidden if bug == "first_block_only"
+             else ch24.softmax_triton.check)
+    dumps = faulthandler.is_enabled()
+    faulthandler.disable()            # the forked run's fault is the point: no dump of it
+    try:
+        with pytest.raises(ag.CheckFailed) as failure:
+            check(launcher)
+    finally:
+        if dumps:
+            faulthandler.enable(file=sys.__stderr__)
+    assert said in str(failure.value), str(failure.value)
+
+
+@needs_triton
+@pytest.mark.skipif(not CPU, reason="the comparing cell's launches, run once in CPU mode")
+def test_the_triton_comparing_cell_runs_both_languages_and_checks_them(monkeypatch):
+    """24.4's comparing cell (timers replaced by one call): the warp kernel of 24.2 and the
+    Triton launchers all compute y, checked; the course's Numba kernels are left out."""
+    _time_once(monkeypatch)
+    rows = ch24.compare_triton(ch24.reference_softmax_warp(), ch24.reference_softmax_triton(),
+                               lengths=(40,), total=120, repeats=1)
+    labels = [r["label"] for r in rows]
+    assert "one program per row, Triton (yours)" in labels and ch24.COPY in labels
+    assert "one thread per row (course)" not in labels
+    assert all(r["right"] for r in rows), rows
+
+
+@pytest.mark.gpu
+@needs_triton
+def test_on_the_gpu_a_learner_triton_kernel_passes_its_checks_and_speed_and_the_course_one_is_refused(tmp_path):
+    """On a GPU: the notebook's kernel (a learner's cell) compiles, passes the visible and hidden
+    cases (rows up to 16,384) and the speed test against the course's Triton kernel; the course's
+    launcher handed in as a submission is not the learner's."""
+    mine = _triton_launcher(tmp_path, TRITON_KERNEL.replace(
+        "BLOCK=BLOCK)", "BLOCK=BLOCK, num_warps=max(1, min(16, BLOCK // 512)))"), "gpu_mine")
+    ch24.softmax_triton.check(mine)
+    ch24.softmax_triton.check_hidden(mine)
+    ch24.softmax_triton.check_speed(mine)
+    with pytest.raises(ag.CheckFailed, match="not yours"):
+        ch24.softmax_triton.check_speed(ch24.reference_softmax_triton())

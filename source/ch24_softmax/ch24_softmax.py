@@ -5,7 +5,7 @@
 # layer, written the way fast libraries write it.
 #
 # **Before you start:** chapters 1–6 and 10 (chapter 10's warp shuffles above all). **Time:**
-# about 3 hours, reading and exercises included (more in CPU mode, where the simulator runs
+# about 3.5 hours, reading and exercises included (more in CPU mode, where the simulator runs
 # kernels slowly).
 #
 # ## What you will be able to do
@@ -17,6 +17,8 @@
 #   against the course's kernel and a copy of the same bytes.
 # - Derive the **error bound** of a float32 softmax against the exact one (the bound the checks
 #   use) and say which part of it grows with the row's length.
+# - Write the same softmax in **Triton**, one program per row with the row in one block of
+#   registers (read once, written once), and time it beside your warp kernel on a GPU.
 #
 # Run the first cell before anything else: importing `autograder` picks the backend (an NVIDIA
 # GPU, an AMD GPU, or CPU mode with the CUDA simulator) before Numba loads its CUDA target.
@@ -508,6 +510,173 @@ except ag.timing.NeedsGPU as why:
         plt.show()
 
 # %% [markdown]
+# ## The same softmax in Triton: blocks instead of threads
+#
+# In 24.2 you decided which lane reads which column, wrote the butterfly of shuffles and kept the
+# pair `(m, d)` in each lane's registers. **Triton** (OpenAI's GPU language, written in Python)
+# lets you describe the same kernel one level up, and does that part for you.
+#
+# - **A program, not a thread.** A Triton kernel is written for one **program** of the grid:
+#   `kernel[(rows,)](...)` launches `rows` programs, and `tl.program_id(0)` is this program's
+#   index (as `cuda.blockIdx.x` is a block's). A program is a whole block of threads, but you
+#   never see them.
+# - **Blocks of elements.** Its values are whole blocks: `offs = tl.arange(0, BLOCK)` is the
+#   block `0, 1, ..., BLOCK − 1`; `x_ptr + row * cols + offs` is a block of addresses;
+#   `tl.load` reads them all and `x - m`, `tl.exp(...)` work element by element. `BLOCK` is a
+#   `tl.constexpr`: known when the kernel compiles (each value compiles a kernel of its own), a
+#   power of two.
+# - **Masks.** A row of 300 values in a block of 512: the lanes `offs >= cols` must not read or
+#   write. `tl.load(ptrs, mask=offs < cols, other=-float("inf"))` reads only inside the row and
+#   gives the other lanes −inf, which is exactly the padding a softmax wants (it adds
+#   `exp(−inf) = 0`); `tl.store(ptrs, y, mask=offs < cols)` writes only inside. A load or store
+#   without its mask reads or writes past the row: on a GPU that faults, or silently touches the
+#   next row; in CPU mode the course stops the process, as a fault would.
+# - **Reductions inside a block.** `tl.max(x, axis=0)` and `tl.sum(e, axis=0)` reduce the whole
+#   block to one value.
+#
+# **What the compiler does that you did by hand in 24.2.** It chooses how the block's elements
+# are spread over the program's threads (its *layout*): neighbouring threads hold neighbouring
+# runs of a few floats (coalesced), and a run is loaded with one vector load of up to 16 bytes
+# where the compiler can prove it is aligned (Triton compiles a kernel for each launch's integer
+# arguments that are multiples of 16: a row length of 4096 gets vector loads, one of 4097 loads
+# its floats one by one). It turns `tl.max` and `tl.sum` into a loop over each thread's own values,
+# then the butterfly of warp shuffles you wrote, then, across the program's warps, shared memory
+# and a barrier. And the row stays in registers between the maximum, the sum and the write: the
+# row is read **once** and written once, the least traffic a softmax can have (24.2 reads it
+# twice). `num_warps=...` at the launch (4 by default) sets how many warps a program has.
+#
+# **What it costs.** The whole row lives in one program's registers, so this kernel is for rows
+# that fit: up to 16,384 values here (64 floats a thread at 8 warps). And `BLOCK` is a power of
+# two at least `cols`: a row of 4097 values pays for 8192 lanes, half of them masked off. Longer
+# rows need a loop over pieces of the row with the merge rule of 24.2 (see "Going further").
+#
+# **Masked rows, once more.** A row of −inf only gives `m = tl.max(x) = −inf`, and `x - m` is
+# `−inf − (−inf) = NaN` in every lane. The course's rule still holds: such a row is 0. Replace `m`
+# by 0 for it (`tl.where(m == -float("inf"), 0.0, m)`): every `exp` is then `exp(−inf) = 0`, `d` is
+# 0, and a division by `tl.where(d > 0, d, 1.0)` writes 0.
+#
+# **The course's arrays.** A Triton kernel takes pointers: any object with a `data_ptr()` and a
+# `dtype`. `view(x)` hands it a course device array (a Numba array on a GPU, the simulator's in
+# CPU mode) without copying. In CPU mode Triton runs its **interpreter**: every program runs in
+# NumPy, about a millisecond each, so the checks keep to a few dozen rows.
+#
+# **Installing Triton.** It runs on Linux (x86-64 and Arm64): `pip install 'triton>=3.9,<3.10'`
+# (`./aag` installs it). It has no wheels for macOS or Windows (use WSL on Windows): there the
+# next cell says so, the exercise's cells still run, and the checks say that they need Triton.
+
+# %%
+# Triton, or where it cannot run, stand-ins that let the cells below define their kernel.
+triton, tl, triton_missing = ch24.import_triton()
+from autograder.machine.triton_bridge import view
+
+if triton_missing:
+    print(triton_missing)
+else:
+    print(f"Triton {triton.__version__}:", "compiles for this GPU" if ag.backend.is_gpu
+          else "CPU mode, its interpreter runs every program with NumPy")
+
+# %% [markdown]
+# ## Exercise 24.4 · A row softmax in Triton (3 points + 2 for speed)
+#
+# Write the kernel `softmax_triton_kernel(x_ptr, y_ptr, cols, BLOCK)` and its launcher
+# `softmax_triton(x, y)`:
+#
+# - the **kernel**: one program per row (`row = tl.program_id(0)`), the row loaded into one
+#   block with the mask and `other=-float("inf")`, its maximum by `tl.max`, the exponentials, their
+#   sum by `tl.sum`, and `y` stored under the same mask; the rule for a fully masked row as above.
+#   Roughly 10 lines.
+# - the **launcher**: `x` and `y` are the course's float32 `[rows, cols]` device arrays (C order:
+#   row `r` starts `r * cols` elements in); `BLOCK = triton.next_power_of_2(cols)`, a grid of
+#   `(rows,)` programs, the arrays passed as `view(x)` and `view(y)`. Choose `num_warps` for
+#   long rows (8 at 4096 values is a good start). Roughly 4 lines.
+#
+# **What the check does.** Rows of 1 to 16,384 values, most of them just past a power of two
+# (so that the block has padding lanes), `y` filled with NaN.
+# Visible: 40 rows of 33, 5 rows of 300, one value. Hidden: 6 rows of 2500, 64 rows of 7, 4 × 2
+# and two random shapes (more and longer rows on a GPU, up to 16,384 columns), other seeds. The
+# tolerance is the bound of 24.3 for Triton's arithmetic: its float32 `exp` is
+# `ex2.approx(fl(v · log2 e))`, whose argument meets one more rounding (the multiply) and the
+# constant's own error, so the spread counts 2.25 times; its `/` is within 2 ulp (4u, and 5u
+# for a reciprocal times `e`); and the chain is a thread's own values, at most
+# `ceil(cols / 32) + 3`, then 5 levels of shuffles and up to 5 levels across warps. Masked
+# entries and fully masked rows must be exactly 0.
+#
+# **The speed test** (on a GPU) runs 16,384 rows of 4096 values, as 24.2's, against the course's
+# Triton kernel (this one) timed in the same run and NumPy on the host: at least half the course's
+# speed and 20× NumPy's. In CPU mode it says that it needs a GPU.
+
+# %% nbgrader={"grade": false, "grade_id": "softmax_triton_solution", "locked": false, "schema_version": 3, "solution": true, "task": false}
+@triton.jit
+def softmax_triton_kernel(x_ptr, y_ptr, cols, BLOCK: tl.constexpr):
+    ### BEGIN SOLUTION
+    row = tl.program_id(0)
+    offs = tl.arange(0, BLOCK)
+    inside = offs < cols
+    x = tl.load(x_ptr + row * cols + offs, mask=inside, other=-float("inf"))
+    m = tl.max(x, axis=0)
+    m = tl.where(m == -float("inf"), 0.0, m)        # a fully masked row: every exp is 0
+    e = tl.exp(x - m)
+    d = tl.sum(e, axis=0)
+    tl.store(y_ptr + row * cols + offs, e / tl.where(d > 0.0, d, 1.0), mask=inside)
+    ### END SOLUTION
+
+
+def softmax_triton(x, y):
+    """y = the row softmax of x: float32 [rows, cols] device arrays of the course."""
+    ### BEGIN SOLUTION
+    rows, cols = x.shape
+    BLOCK = triton.next_power_of_2(cols)
+    softmax_triton_kernel[(rows,)](view(x), view(y), cols, BLOCK=BLOCK,
+                                   num_warps=max(1, min(16, BLOCK // 512)))
+    ### END SOLUTION
+
+
+# %% [markdown]
+# Try it on the small rows of 24.1 (a large offset, a left-padded row, a fully masked one):
+
+# %%
+if triton_missing:
+    print("Not run here:", triton_missing)
+else:
+    d_y = cuda.to_device(np.full(small.shape, np.nan, np.float32))
+    softmax_triton(cuda.to_device(small), d_y)
+    print("yours:\n", d_y.copy_to_host(), "\nexpected:\n", ch24.softmax_host(small))
+
+# %% nbgrader={"grade": true, "grade_id": "softmax_triton_test", "locked": true, "points": 3, "schema_version": 3, "solution": false, "task": false}
+ag.problems.ch24.softmax_triton.check(softmax_triton)
+### BEGIN HIDDEN TESTS
+ag.problems.ch24.softmax_triton.check_hidden(softmax_triton)
+### END HIDDEN TESTS
+
+# %% nbgrader={"grade": true, "grade_id": "softmax_triton_speed", "locked": true, "points": 2, "schema_version": 3, "solution": false, "task": false}
+ag.problems.ch24.softmax_triton.check_speed(softmax_triton)
+
+# %% [markdown]
+# ## Measure: Triton beside your warp kernel
+#
+# On a GPU the next cell times, for rows of 256 to 16,384 values (2²⁵ values each time): your
+# one-warp-per-row kernel of 24.2, your Triton kernel, the course's Triton kernel,
+# `torch.softmax` where PyTorch is installed, NumPy on the host, and a copy of the same bytes.
+# **Predict first:** your Triton kernel reads each row once, the warp kernel twice; where should
+# that show, for short rows or for long ones? And where may a block of registers per row cost
+# more than it saves (think of how many rows run at once when a row takes 16,384 registers)?
+# In CPU mode it says that it needs a GPU.
+
+# %%
+if triton_missing:
+    print("Not run here:", triton_missing)
+else:
+    try:
+        compared = ch24.compare_triton(softmax_warp_kernel, softmax_triton)
+        for r in compared:
+            print(f"{r['label']:42s} {r['cols']:6d} columns {r['ms']:9.3f} ms "
+                  f"{r['gbps']:8.1f} GB/s{'' if r['right'] else '   WRONG'}")
+        ch24.chart(compared)
+        plt.show()
+    except ag.timing.NeedsGPU as why:
+        print(why)
+
+# %% [markdown]
 # ## Explain: where a softmax's time goes (2 points, graded by your instructor)
 #
 # In the cell below, in 5 to 10 sentences, with numbers from the measurements (yours on a GPU,
@@ -563,6 +732,11 @@ except ag.timing.NeedsGPU as why:
 # - **Keep the row on chip:** for rows of up to a few thousand values, each lane keeps its
 #   values in registers between the pair and the write: one read and one write, the least
 #   traffic. What limits the row length, and what happens to occupancy?
+# - **Longer rows in Triton:** past 16,384 values a row no longer fits one program's registers.
+#   Loop over the row in pieces of `BLOCK` values, keep a running `(m, d)` (each piece's maximum
+#   and sum merged in with the rule of 24.2), then a second loop writes `y`: two reads, as in
+#   24.2, for any length. Or keep the pieces in one program and give a row several programs
+#   whose pairs are merged afterwards.
 # - **Fuse more:** the softmax of attention sits between two matrix products,
 #   `softmax(Q Kᵀ / √d) V`. The online merge rule is what lets FlashAttention compute it block by
 #   block without ever storing the scores: each block of keys updates `(m, d)` and rescales the
@@ -570,7 +744,9 @@ except ag.timing.NeedsGPU as why:
 #
 # **Reading:** M. Milakov and N. Gimelshein, "Online normalizer calculation for softmax" (2018);
 # T. Dao et al., "FlashAttention: fast and memory-efficient exact attention with IO-awareness"
-# (2022), and FlashAttention-2 (2023); the GPU MODE lectures on reductions and on FlashAttention;
+# (2022), and FlashAttention-2 (2023); the GPU MODE lectures on reductions, on Triton and on
+# FlashAttention; P. Tillet, H. T. Kung and D. Cox, "Triton: an intermediate language and compiler
+# for tiled neural network computations" (2019), and Triton's tutorial "Fused Softmax";
 # N. Higham, *Accuracy and Stability of Numerical Algorithms*, ch. 3–4 (the γ bounds); the CUDA
 # C Programming Guide's appendix on mathematical functions (the ulp errors of `expf` and
 # `__expf`: fast math trades the first for the second, which this bound would not allow).
@@ -578,4 +754,6 @@ except ag.timing.NeedsGPU as why:
 # **On AMD (HIP):** a wavefront has 64 lanes, so the butterfly takes six steps and each lane
 # folds half as many columns; written with `cuda.warpsize` and the mask built from it, the kernel
 # of 24.2 runs unchanged, which is why the hidden tests run it at warp size 64. MIOpen's and
-# PyTorch's ROCm softmax kernels play `torch.softmax`'s part there.
+# PyTorch's ROCm softmax kernels play `torch.softmax`'s part there. Triton also compiles for AMD
+# GPUs (ROCm builds of Triton): the kernel of 24.4 runs unchanged, since its reductions are the
+# compiler's and the compiler knows the wavefront is 64 lanes.

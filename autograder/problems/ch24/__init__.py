@@ -2,7 +2,10 @@
 exp(x[r, k] − m_r), m_r the row's maximum, over float32 rows of 1 to 65,536 columns; written
 online (Milakov and Gimelshein, 2018) one thread per row (24.1), then one warp per row with the
 lanes' partial pairs merged by shuffles (24.2, timed on a GPU against the course's kernel and a
-copy of the same bytes); and the error bound the checks use, computed by the learner (24.3).
+copy of the same bytes); the error bound the checks use, computed by the learner (24.3); and the
+same softmax in Triton, one program per row with the row in one block (24.4, a ``@triton.jit``
+kernel and its launcher, timed on a GPU against the course's Triton kernel). Importing the
+package never imports Triton: only the Triton reference does, when it is asked for.
 
 The rule for masked entries: an entry of −inf (an attention mask) contributes exp(−inf) = 0, and a
 row whose entries are all −inf, which has no softmax, is set to 0 everywhere (a fully masked
@@ -39,33 +42,44 @@ bound with no rescaling. ``tests/test_ch24.py`` computes the worst orders a corr
 in float32 and stays within it, and shows a wrong rescaling factor, a missed column or a missing
 merge level far outside.
 
+24.4 in Triton: its float32 exp is ex2.approx.f32 of the argument times a rounded log2 e, and its
+`/` is div.full.f32 (2 ulp): the same bound with the spread counted 2.25 times (the subtraction,
+the multiply, and fl32(log2 e)'s 0.224u) and 5u for the division (a reciprocal within 2 ulp and a
+multiply at worst), and the chain of Triton's reduction tree: a thread's own values, at most
+ceil(cols / 32) + 3, then 5 levels of shuffles and up to 5 across warps (``specs.triton_chain``).
+
 CPU mode runs 24.2's hidden cases at warp sizes 64 and 32 (``autograder.cpu_mode.warp_size_as``),
 as chapter 10 does; on a GPU the judge runs the other warp size in a CPU-mode process.
 
 Files: ``specs.py`` the graded exercises, ``references.py`` the course's kernels (and the
-three-pass kernel), ``notebook.py`` what the notebook's other cells call.
+three-pass kernel), ``triton_reference.py`` the course's Triton kernel (imports Triton),
+``notebook.py`` what the notebook's other cells call.
 """
 
 from autograder.problems.ch10 import at_warp_size
-from autograder.problems.ch24.notebook import (CHART, COPY, LENGTHS, VENDOR, chart, measure,
-                                               merge, missing, online_steps, recorded, time_cpu)
-from autograder.problems.ch24.references import (reference_softmax_rows, reference_softmax_warp,
-                                                 three_pass_softmax)
-from autograder.problems.ch24.specs import (BASELINES, EXP_ULPS, SPEED_SHAPE, WARP_BLOCKS, WORKED,
+from autograder.problems.ch24.notebook import (CHART, COPY, LENGTHS, VENDOR, chart,
+                                               compare_triton, import_triton, measure, merge,
+                                               missing, online_steps, recorded, time_cpu)
+from autograder.problems.ch24.references import (reference_softmax_rows, reference_softmax_triton,
+                                                 reference_softmax_warp, three_pass_softmax)
+from autograder.problems.ch24.specs import (BASELINES, EXP_ULPS, SPEED_SHAPE, TRITON_DIVIDE,
+                                            TRITON_MAX_COLS, TRITON_SPREAD, WARP_BLOCKS, WORKED,
                                             make_rows, make_rows_fast, rows_bytes, rows_chain,
                                             softmax_error_bound, softmax_host, softmax_rows,
-                                            softmax_tolerance, softmax_warp, warp_blocks,
-                                            warp_chain)
+                                            softmax_tolerance, softmax_triton, softmax_warp,
+                                            triton_chain, warp_blocks, warp_chain)
 
 __all__ = ["BASELINES", "CHART", "COPY", "EXP_ULPS", "LENGTHS", "PROBLEMS", "SPEED_SHAPE",
-           "VENDOR", "WARP_BLOCKS", "WORKED", "at_warp_size", "chart", "make_rows",
+           "TRITON_DIVIDE", "TRITON_MAX_COLS", "TRITON_SPREAD", "VENDOR", "WARP_BLOCKS", "WORKED",
+           "at_warp_size", "chart", "compare_triton", "import_triton", "make_rows",
            "make_rows_fast", "measure",
            "merge", "missing", "online_steps", "recorded", "reference_softmax_rows",
-           "reference_softmax_warp", "rows_bytes", "rows_chain", "softmax_error_bound",
-           "softmax_host", "softmax_rows", "softmax_tolerance", "softmax_warp",
-           "three_pass_softmax", "time_cpu", "warp_blocks", "warp_chain"]
+           "reference_softmax_triton", "reference_softmax_warp", "rows_bytes", "rows_chain",
+           "softmax_error_bound", "softmax_host", "softmax_rows", "softmax_tolerance",
+           "softmax_triton", "softmax_warp", "three_pass_softmax", "time_cpu", "triton_chain",
+           "warp_blocks", "warp_chain"]
 
-PROBLEMS = (softmax_rows, softmax_warp, softmax_error_bound)
+PROBLEMS = (softmax_rows, softmax_warp, softmax_error_bound, softmax_triton)
 
 # `aag bench`: the three-pass kernel beside 24.2's reference, same launch and inputs.
 BENCH_VARIANTS = {"softmax_warp": {"one warp per row, three passes (max, sum, normalise)":

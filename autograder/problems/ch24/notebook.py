@@ -1,7 +1,9 @@
 """What chapter 24's notebook calls outside the graded cells: the online pair traced step by
 step, the CPU baselines timed, and the measuring cell (the learner's kernels, the course's, the
 three-pass kernel, PyTorch's softmax where it is installed, and a copy of the same bytes, over
-row lengths), with its chart; without a GPU the chart of the course's run on an H200."""
+row lengths), with its chart; without a GPU the chart of the course's run on an H200; and for
+24.4, Triton where it runs (stand-ins where it does not) and the cell that times the Triton and
+Numba kernels side by side."""
 
 from __future__ import annotations
 
@@ -13,14 +15,16 @@ import numpy as np
 
 from autograder.problems.ch24.references import (reference_softmax_rows, reference_softmax_warp,
                                                  three_pass_softmax)
-from autograder.problems.ch24.specs import (BASELINES, make_rows_fast, rows_bytes,
-                                            softmax_host, softmax_tolerance)
+from autograder.problems.ch24.specs import (BASELINES, TRITON_DIVIDE, TRITON_SPREAD,
+                                            make_rows_fast, rows_bytes, softmax_host,
+                                            softmax_tolerance)
 
 CHART = "ch24_measure"      # the measuring cell's recorded run: h200_ch24_measure.json here
 LENGTHS = (32, 256, 1024, 4096, 16384, 65536)
 TOTAL = 1 << 25             # values per timed matrix (128 MiB in, 128 MiB out)
 COPY = "copy of the same bytes"
 VENDOR = "torch.softmax (PyTorch)"
+TRITON_LENGTHS = (256, 1024, 4096, 16384)     # rows one block of registers holds (24.4)
 
 
 def online_steps(row) -> list[dict]:
@@ -65,12 +69,13 @@ def time_cpu(rows: int = 2048, cols: int = 1024, seed: int = 24) -> list[dict]:
 
 
 def _right(y_host: np.ndarray, x: np.ndarray, seed: int = 1) -> bool:
-    """y checked at 64 sampled rows against the float64 softmax and its bound."""
+    """y checked at 64 sampled rows against the float64 softmax and its bound (the longest chain
+    any of the kernels can build, and Triton's exponential and division, the loosest)."""
     rows = np.random.default_rng(seed).choice(x.shape[0], size=min(64, x.shape[0]),
                                               replace=False)
-    chain = x.shape[1]                   # the longest chain any of the kernels can build
-    got = y_host[rows]
-    return bool(np.all(np.abs(got - softmax_host(x[rows])) <= softmax_tolerance(x[rows], chain)))
+    tol = softmax_tolerance(x[rows], max(x.shape[1], 14), spread_units=TRITON_SPREAD,
+                            divide_units=TRITON_DIVIDE)
+    return bool(np.all(np.abs(y_host[rows] - softmax_host(x[rows])) <= tol))
 
 
 def _torch_softmax():
@@ -100,14 +105,16 @@ def _torch_softmax():
 
 
 def measure(kernels: dict | None = None, lengths=LENGTHS, total: int = TOTAL,
-            repeats: int = 20, seed: int = 24) -> list[dict]:
+            repeats: int = 20, seed: int = 24, course: bool = True) -> list[dict]:
     """Time row softmaxes on a GPU over row lengths ``lengths`` (``total`` values each, so
-    ``total // cols`` rows): the course's one-thread-per-row and one-warp-per-row kernels, the
-    three-pass kernel, PyTorch's softmax where it is installed, NumPy on the host and a device
-    copy of the same bytes, beside ``kernels``: ``{label: ("rows", kernel)}`` for a kernel of
-    Exercise 24.1 (one thread per row, blocks of 128) or ``{label: ("warp", kernel)}`` for one
-    of 24.2 (256 threads a block, 8 blocks per SM, grid-stride over rows). Rows: label, cols,
-    rows, ms, gbps (x read once and y written once), right (bool: y checked at 64 rows)."""
+    ``total // cols`` rows): the course's one-thread-per-row and one-warp-per-row kernels and
+    the three-pass kernel (unless ``course`` is False), PyTorch's softmax where it is installed,
+    NumPy on the host and a device copy of the same bytes, beside ``kernels``:
+    ``{label: ("rows", kernel)}`` for a kernel of Exercise 24.1 (one thread per row, blocks of
+    128), ``{label: ("warp", kernel)}`` for one of 24.2 (256 threads a block, 8 blocks per SM,
+    grid-stride over rows), ``{label: ("triton", launcher)}`` for a launcher of 24.4
+    (``launcher(x, y)``). Rows: label, cols, rows, ms, gbps (x read once and y written once),
+    right (bool: y checked at 64 rows)."""
     from autograder.machine import timing
     timing.require_gpu("Timing the softmax kernels")
     from numba import cuda
@@ -116,7 +123,7 @@ def measure(kernels: dict | None = None, lengths=LENGTHS, total: int = TOTAL,
                                                           "WARP_SIZE") else 32
     runs = {"one thread per row (course)": ("rows", reference_softmax_rows()),
             "one warp per row, online (course)": ("warp", reference_softmax_warp()),
-            "one warp per row, three passes": ("warp", three_pass_softmax())}
+            "one warp per row, three passes": ("warp", three_pass_softmax())} if course else {}
     runs.update(kernels or {})
     vendor = _torch_softmax()
     out = []
@@ -135,12 +142,15 @@ def measure(kernels: dict | None = None, lengths=LENGTHS, total: int = TOTAL,
                         "right": _right(dy.copy_to_host(), x) if check else True})
 
         for label, (kind, kernel) in runs.items():
+            if kind == "triton":
+                record(label, lambda i, k=kernel: k(dx, dy))
+                continue
             if kind == "rows":
                 shape = (-(-rows // 128), 128)
             elif kind == "warp":
                 shape = (max(1, min(sms * 8, -(-rows * warp // 256))), 256)
             else:
-                raise ValueError(f"{label}: the kind is 'rows' or 'warp', not {kind!r}")
+                raise ValueError(f"{label}: the kind is 'rows', 'warp' or 'triton', not {kind!r}")
             record(label, lambda i, k=kernel, s=shape: k[s](dx, dy))
         if vendor is not None:
             record(VENDOR, lambda i: vendor(dx, dy))
@@ -214,5 +224,78 @@ def chart(rows: list[dict] | None = None, ax=None):
     return ax
 
 
-__all__ = ["CHART", "COPY", "LENGTHS", "TOTAL", "VENDOR", "chart", "measure", "merge",
-           "missing", "online_steps", "recorded", "time_cpu"]
+# ---- 24.4: Triton where it runs ---------------------------------------------------------------------
+
+class _MissingTriton:
+    """Where Triton cannot run: ``triton.jit`` keeps the function (a launch says why it cannot
+    run), ``next_power_of_2`` and ``cdiv`` work, so the exercise's cells still define their kernel
+    and launcher and the notebook goes on."""
+
+    def __init__(self, why: str):
+        self.why = why
+
+    def jit(self, fn=None, **options):
+        if fn is None:
+            return lambda f: self.jit(f)
+        return _MissingKernel(fn, self.why)
+
+    @staticmethod
+    def next_power_of_2(n: int) -> int:
+        return 1 << max(int(n) - 1, 0).bit_length()
+
+    @staticmethod
+    def cdiv(a: int, b: int) -> int:
+        return -(-int(a) // int(b))
+
+
+class _MissingKernel:
+    """A ``@triton.jit`` function where Triton cannot run: launching it raises, saying why."""
+
+    def __init__(self, fn, why: str):
+        self.fn, self.why = fn, why
+        self.__name__ = getattr(fn, "__name__", "kernel")
+
+    def __getitem__(self, grid):
+        def launch(*args, **kwargs):
+            raise RuntimeError(f"{self.__name__} cannot run on this machine: {self.why}")
+        return launch
+
+
+class _MissingLanguage:
+    """``triton.language`` where Triton cannot run: any name (``tl.constexpr`` in a signature)."""
+
+    def __getattr__(self, name: str):
+        if name.startswith("__"):
+            raise AttributeError(name)
+        return None
+
+
+def import_triton():
+    """``(triton, tl, why)``: Triton and ``triton.language`` with ``why`` None where Triton runs;
+    elsewhere stand-ins (the cells still define the kernel and the launcher; nothing of Triton
+    runs) and ``why``, what to install or why it cannot be, in words."""
+    from autograder.machine import triton_bridge
+    why = triton_bridge.unavailable_reason()
+    if why is None:
+        import triton
+        import triton.language as tl
+        return triton, tl, None
+    return _MissingTriton(why), _MissingLanguage(), why
+
+
+def compare_triton(warp_kernel, triton_launcher, lengths=TRITON_LENGTHS, total: int = TOTAL,
+                   repeats: int = 20) -> list[dict]:
+    """On a GPU: the learner's one-warp-per-row Numba kernel (24.2) and Triton launcher (24.4)
+    beside the course's Triton kernel, PyTorch where it is installed, NumPy and a copy of the same
+    bytes, over row lengths a block holds (rows as :func:`measure` gives them)."""
+    from autograder.problems.ch24.references import reference_softmax_triton
+    return measure({"one warp per row, Numba (yours)": ("warp", warp_kernel),
+                    "one program per row, Triton (yours)": ("triton", triton_launcher),
+                    "one program per row, Triton (course)": ("triton",
+                                                             reference_softmax_triton())},
+                   lengths=lengths, total=total, repeats=repeats, course=False)
+
+
+__all__ = ["CHART", "COPY", "LENGTHS", "TOTAL", "TRITON_LENGTHS", "VENDOR", "chart",
+           "compare_triton", "import_triton", "measure", "merge", "missing", "online_steps",
+           "recorded", "time_cpu"]

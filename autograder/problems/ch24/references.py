@@ -2,7 +2,8 @@
 read for the running maximum and sum, one read and one write for the outputs), one warp per row
 (each lane's partial (m, d) pair merged across the warp with shuffles, for warps of 32 or 64
 lanes), and the three-pass warp kernel (maximum, sum of exponentials, normalisation: the row read
-three times) that the measuring cell sets beside them.
+three times) that the measuring cell sets beside them; and the launcher of 24.4's Triton kernel
+(``triton_reference.py``, imported only when it is asked for: Triton is not needed elsewhere).
 
 The rule for masked entries (see the package's docstring): an entry of −inf contributes 0, and
 a row whose entries are all −inf gives 0 everywhere. Every kernel below keeps the pair
@@ -119,3 +120,11 @@ def reference_softmax_warp():
 def three_pass_softmax():
     """The textbook's three passes, one warp per row: the row read three times, written once."""
     return _softmax_kernels()["three_pass"]
+
+
+def reference_softmax_triton():
+    """Exercise 24.4 written by the course (the speed test's reference): a launcher
+    ``softmax(x, y)`` of a Triton kernel, one program per row. Imports Triton, on first use only
+    (:mod:`autograder.problems.ch24.triton_reference`)."""
+    from autograder.problems.ch24.triton_reference import softmax_triton_reference
+    return softmax_triton_reference

@@ -1,6 +1,7 @@
 """Chapter 24's graded exercises: a row softmax one thread per row (24.1), one warp per row with
-the partial (m, d) pairs merged by shuffles (24.2, timed on a GPU), and the error bound the checks
-use (24.3); the inputs, the float64 spec, the tolerance, the launches and the CPU baselines.
+the partial (m, d) pairs merged by shuffles (24.2, timed on a GPU), the error bound the checks
+use (24.3), and a row softmax in Triton (24.4, timed on a GPU); the inputs, the float64 spec, the
+tolerance, the launches and the CPU baselines.
 
 A case's size is ``(rows, cols)``: ``x`` float32 ``[rows, cols]``, ``y`` the same shape."""
 
@@ -8,10 +9,11 @@ from __future__ import annotations
 
 import numpy as np
 
-from autograder.core.checks import TINY32, U32
+from autograder.core.checks import HINT_2D_UNWRITTEN, TINY32, U32, is_poison
 from autograder.grading.problem import Baseline, Case, Problem, Sizes, SpeedBar
 from autograder.machine import device
-from autograder.problems.ch24.references import reference_softmax_rows, reference_softmax_warp
+from autograder.problems.ch24.references import (reference_softmax_rows, reference_softmax_triton,
+                                                 reference_softmax_warp)
 from autograder.problems.kit import cores, formula_problem, njit_on_first_call
 
 U64 = 2.0 ** -53
@@ -75,10 +77,15 @@ def _g(a):
     return a / (1.0 - a)
 
 
-def softmax_tolerance(x, chain: int, exp_ulps: float = EXP_ULPS) -> np.ndarray:
+def softmax_tolerance(x, chain: int, exp_ulps: float = EXP_ULPS, spread_units: float = 1.0,
+                      divide_units: float = 2.0) -> np.ndarray:
     """How far a float32 softmax may be from the float64 one, per element (see the package's
     docstring for the derivation). ``chain``: the longest sequence of (rescale, add) steps a term
-    passes through on its way into the row's sum d (``cols`` for one thread per row)."""
+    passes through on its way into the row's sum d (``cols`` for one thread per row).
+    ``spread_units``: the exponentials' argument errors, in units of u times the spread (1: the
+    subtraction only; Triton's exp adds a multiply by a rounded log2 e, :data:`TRITON_SPREAD`);
+    ``divide_units``: the division's relative error in u (2: a reciprocal and a multiply, or an
+    IEEE division; 5: Triton's 2-ulp ``div.full.f32``, or its reciprocal and a multiply)."""
     x = np.asarray(x, np.float64)
     y = softmax_host(x)
     m = x.max(axis=1, keepdims=True) if x.shape[1] else np.zeros((x.shape[0], 1))
@@ -86,10 +93,11 @@ def softmax_tolerance(x, chain: int, exp_ulps: float = EXP_ULPS) -> np.ndarray:
     t = np.where(live, m - np.where(live, x, 0.0), 0.0)           # spread m − x_k ≥ 0
     e = np.where(live, np.exp(-t), 0.0)
     c = float(chain)
-    term = _g((2 * c + 2 * exp_ulps * (1 + c) + t) * U32)         # each term of d
+    s = float(spread_units)
+    term = _g((2 * c + 2 * exp_ulps * (1 + c) + s * t) * U32)     # each term of d
     d = e.sum(axis=1, keepdims=True)
     r = np.divide((e * term).sum(axis=1, keepdims=True), d, out=np.zeros_like(d), where=d > 0)
-    own = _g((2 * exp_ulps + 2 + t) * U32)                        # exp, subtraction, division
+    own = _g((2 * exp_ulps + divide_units + s * t) * U32)         # exp, subtraction, division
     return y * ((own + r) / (1.0 - r)) + 16 * U64 * y + TINY32
 
 
@@ -307,20 +315,26 @@ def _speed_inputs(rng, size):
     return {"x": make_rows_fast(rng, size[0], size[1]), "warp_size": _device_warp()}
 
 
-def _speed_sample(inputs, idx):
-    """Expected values and tolerances at flat indices ``idx``: only the rows they fall in."""
-    x = inputs["x"]
+def _sample_rows(x, idx, tolerance_of_row):
+    """Expected values and tolerances at flat indices ``idx`` of a softmax of ``x``, computed for
+    the rows they fall in only; ``tolerance_of_row(row)`` the tolerance of a [1, cols] row."""
     idx = np.asarray(idx)
     rows = idx // x.shape[1]
     exp = np.empty(idx.size)
     tol = np.empty(idx.size)
-    chain = warp_chain(x.shape[1], 32)
     for r in np.unique(rows):
         at = rows == r
         row = x[r:r + 1]
         exp[at] = softmax_host(row)[0, idx[at] % x.shape[1]]
-        tol[at] = softmax_tolerance(row, chain)[0, idx[at] % x.shape[1]]
+        tol[at] = tolerance_of_row(row)[0, idx[at] % x.shape[1]]
     return {"y": exp}, {"y": tol}
+
+
+def _speed_sample(inputs, idx):
+    """Expected values and tolerances at flat indices ``idx``: only the rows they fall in."""
+    x = inputs["x"]
+    chain = warp_chain(x.shape[1], 32)
+    return _sample_rows(x, idx, lambda row: softmax_tolerance(row, chain))
 
 
 class WarpSoftmaxProblem(SoftmaxProblem):
@@ -437,8 +451,175 @@ softmax_error_bound = formula_problem(
                 "(g + sum_bound) / (1 − sum_bound)."),
 )
 
-__all__ = ["BASELINES", "EXP_ULPS", "OVERFLOW_HINT", "SPEED_SHAPE", "SoftmaxProblem", "WARP_BLOCKS",
-           "WORKED", "diagnose_softmax", "make_rows",
+# ---- 24.4 a row softmax in Triton ---------------------------------------------------------------
+
+# Triton's float32 exp is ex2.approx.f32(fl(v · fl32(log2 e))) and its float32 `/` is
+# div.full.f32 (NVIDIA's backend): the exponential is within 2 ulp like expf, but its argument
+# meets a second rounding, the multiply (u times the argument, in the exponent), and the constant's
+# own error (fl32(log2 e) is 0.224u off log2 e); the division is within 2 ulp, 4u, and a
+# reciprocal (as rough) times e_j one rounding more, 5u. So an exponential's argument errors add
+# up to (1 + 1 + 0.224)·u times the spread, rounded up to 2.25 (which also covers their products,
+# of order u² times the spread), and the division costs 5u.
+# In CPU mode the interpreter computes both in NumPy (float32 exp measured within 2.6 ulp, 3.6u
+# relative, and an IEEE division): inside the same bound.
+LOG2E_F32_ERROR = abs(float(np.float32(np.log2(np.e))) - float(np.log2(np.e))) / float(np.log2(np.e)) / U32
+TRITON_SPREAD = 2.25
+TRITON_DIVIDE = 5.0
+TRITON_MAX_COLS = 16384          # the longest row one block of registers holds here
+
+
+def triton_chain(cols: int) -> int:
+    """24.4: a term's additions in Triton's reduction of one row (tl.sum, or the pairs' merge):
+    each thread first folds its own values in turn, then the lanes' partials meet in a butterfly
+    of shuffles (log2 32 = 5 levels), then the warps' partials (at most 32 warps: 5 more). Triton
+    spreads a row over at least a warp's 32 lanes (fewer lanes only for a block under 128
+    values, each then holding at most 4) in runs of up to 4 contiguous values (a 16-byte load), so
+    a thread holds at most ceil(cols / 32) + 3 of the row's values (padding lanes add exact
+    zeros). A plain sum's step is one add, where the bound counts a multiply, an add and an
+    exponential (6u): the bound holds with room for it, and for pieces of 32 values or more merged
+    online (a rescaling step each). NumPy's pairwise sum (CPU mode) is shorter; the interpreter's
+    tl.reduce with a combine function of one's own is sequential, and longer."""
+    return -(-int(cols) // 32) + 3 + 5 + 5
+
+
+def _triton_tolerance(inputs, expected):
+    x = inputs["x"]
+    return {"y": softmax_tolerance(x, triton_chain(x.shape[1]), spread_units=TRITON_SPREAD,
+                                   divide_units=TRITON_DIVIDE)}
+
+
+def _call_launcher(launcher, inputs, outputs, case):
+    # The interpreter computes in NumPy, which warns where a GPU computes inf or NaN silently
+    # (a 0/0 in the branch a tl.where discards, say): the values are judged, not the warnings.
+    with np.errstate(over="ignore", invalid="ignore", divide="ignore", under="ignore"):
+        launcher(inputs["x"], outputs["y"])
+
+
+def diagnose_triton_unwritten(got: np.ndarray) -> str:
+    """What elements of ``y`` never written by a Triton launch most likely mean ('' if none)."""
+    got = np.asarray(got)
+    if got.ndim != 2 or got.size == 0:
+        return ""
+    unwritten = is_poison(got)
+    if not unwritten.any():
+        return ""
+    rows_missed = unwritten.all(axis=1)
+    if rows_missed.any() and not unwritten[~rows_missed].any():
+        first = int(np.argmax(rows_missed))
+        return (f"whole rows were never written (the first is row {first}): one program per row "
+                "needs a grid of (rows,) programs, and row = tl.program_id(0).")
+    written = ~unwritten
+    last = np.where(written.any(axis=1), got.shape[1] - np.argmax(written[:, ::-1], axis=1), 0)
+    tail = np.arange(got.shape[1])[None, :] >= last[:, None]
+    if np.array_equal(unwritten, tail):
+        k = int(last.max())
+        return (f"each row was written up to column {k} at most, and not past it: the block must "
+                "cover the row, BLOCK = triton.next_power_of_2(cols) in the launcher, and the mask "
+                "is offs < cols (the row's length, not BLOCK).")
+    return ("a program's elements are x_ptr + row * cols + offs with offs = tl.arange(0, BLOCK), "
+            "loaded and stored under the mask offs < cols, and the grid has one program per row.")
+
+
+def _triton_speed_inputs(rng, size):
+    return {"x": make_rows_fast(rng, size[0], size[1])}
+
+
+def _triton_speed_sample(inputs, idx):
+    x = inputs["x"]
+    return _sample_rows(x, idx, lambda row: softmax_tolerance(
+        row, triton_chain(x.shape[1]), spread_units=TRITON_SPREAD, divide_units=TRITON_DIVIDE))
+
+
+_ALL_MASKED = "only the rows whose values are all −inf are wrong"
+TRITON_ALL_MASKED_HINT = (
+    "only the rows whose values are all −inf are wrong (NaN: never written, or 0/0): such a row "
+    "has no softmax, and the course's rule sets it to 0 everywhere. Its tl.max is −inf, so x − m "
+    "is −inf − (−inf) = NaN in every lane: measure it from 0 instead (tl.where(m == "
+    "-float('inf'), 0.0, m)), so that every exp is 0, and write 0 where d is 0.")
+
+
+class TritonSoftmaxProblem(SoftmaxProblem):
+    """24.4: the learner's launcher ``softmax_triton(x, y)`` runs a ``@triton.jit`` kernel on the
+    course's device arrays. Sizes are (rows, cols); the random hidden shapes keep CPU mode's
+    grids small (Triton's interpreter takes about a millisecond a program). Where Triton cannot
+    run (not installed, or macOS and Windows, which it has no wheels for) the checks print why and
+    return, so the rest of the notebook runs; the grader runs them on a machine with Triton."""
+
+    def _skipped(self) -> bool:
+        from autograder.core.spec import being_graded
+        from autograder.machine import triton_bridge
+        why = None if being_graded() else triton_bridge.unavailable_reason()
+        if why:
+            print(f"– {self.name}: not checked on this machine. {why}")
+        return why is not None
+
+    def check(self, submission) -> None:
+        if not self._skipped():
+            super().check(submission)
+
+    def check_hidden(self, submission) -> None:
+        if not self._skipped():
+            super().check_hidden(submission)
+
+    def check_speed(self, submission) -> None:
+        if not self._skipped():
+            super().check_speed(submission)
+
+    def judge(self, case, outcome, show_inputs: bool = True):
+        verdict = super().judge(case, outcome, show_inputs)
+        got = outcome.outputs.get("y") if outcome.outputs else None
+        if not verdict.passed and verdict.hint == HINT_2D_UNWRITTEN and got is not None:
+            verdict.hint = diagnose_triton_unwritten(got) or verdict.hint
+        elif not verdict.passed and verdict.hint and verdict.hint.startswith(_ALL_MASKED):
+            verdict.hint = TRITON_ALL_MASKED_HINT
+        return verdict
+
+    def cases(self, hidden: bool = False, seed: int | None = None) -> list[Case]:
+        rng = np.random.default_rng(self.case_seed(hidden) if seed is None else seed)
+        sizes = self.sizes
+        shapes = [tuple(int(v) for v in s) for s in (sizes.hidden if hidden else sizes.visible)]
+        if hidden:
+            count, lo, hi = sizes.hidden_random
+            # Rows up to 64 in CPU mode (a program each), columns anywhere in [lo, hi).
+            most_rows = 5000 if device.current().is_gpu else 64
+            shapes += [(int(rng.integers(1, most_rows)), int(rng.integers(lo, hi)))
+                       for _ in range(count)]
+        return [Case(size=s, inputs=_inputs(rng, s), label=_size_label(s)) for s in shapes]
+
+
+# (rows, cols); every row length off a power of two (the block is the next one up). CPU mode, at
+# most 64 programs a case: visible 40 rows of 33, 5 of 300, one value; hidden 6 rows of 2500 (a
+# block of 4096, past any fixed block of 1024 or 2048), 64 of 7, 4 × 2 and two random shapes.
+softmax_triton = TritonSoftmaxProblem(
+    "softmax_triton",
+    title="A row softmax in Triton: one program per row, the row in one block",
+    spec=_spec, make_inputs=_inputs, outputs=_outputs, tolerance=_triton_tolerance,
+    launch=_call_launcher,
+    cpu_sizes=Sizes(visible=((40, 33), (5, 300), (1, 1)),
+                    hidden=((6, 2500), (64, 7), (4, 2)), hidden_random=(2, 1, 600)),
+    gpu_sizes=Sizes(visible=((4099, 4097), (40, 33), (5, 300), (1, 1)),
+                    hidden=((3, TRITON_MAX_COLS), (5000, 1025), (13, 5)),
+                    hidden_random=(3, 1, TRITON_MAX_COLS), speed=SPEED_SHAPE),
+    bytes_moved=rows_bytes, flops=rows_flops, baselines=BASELINES,
+    reference=reference_softmax_triton, speed_inputs=_triton_speed_inputs,
+    sample_spec=_triton_speed_sample, size_label=_size_label,
+    # The course's kernel reads each row once into registers and writes it once: the least a
+    # softmax can move. Half its speed leaves room for a plainer launch (fewer warps, say).
+    speed=SpeedBar(min_fraction_of_reference=0.5, baseline="numpy", min_speedup=20.0),
+    kernel_language="triton",
+    value_hint=("one program per row: row = tl.program_id(0), offs = tl.arange(0, BLOCK) with "
+                "BLOCK = triton.next_power_of_2(cols) from the launcher; load the row with "
+                "mask = offs < cols and other=-float('inf') (padding adds exp(−inf) = 0); m = "
+                "tl.max(x, axis=0); e = tl.exp(x − m); d = tl.sum(e, axis=0); store e / d under "
+                "the same mask. A row of −inf only has m = −inf and x − m = NaN: measure it from "
+                "0 instead (tl.where), and write 0 where d is 0."),
+)
+
+
+__all__ = ["BASELINES", "EXP_ULPS", "LOG2E_F32_ERROR", "OVERFLOW_HINT", "SPEED_SHAPE",
+           "SoftmaxProblem", "TRITON_DIVIDE", "TRITON_MAX_COLS", "TRITON_SPREAD",
+           "TritonSoftmaxProblem", "WARP_BLOCKS", "WORKED", "diagnose_softmax",
+           "diagnose_triton_unwritten", "make_rows",
            "make_rows_fast", "rows_bytes", "rows_chain", "rows_flops", "softmax_error_bound",
-           "softmax_host", "softmax_rows", "softmax_tolerance", "softmax_warp", "warp_blocks",
-           "warp_chain"]
+           "softmax_host", "softmax_rows", "softmax_tolerance", "softmax_triton", "softmax_warp",
+           "triton_chain", "warp_blocks", "warp_chain"]

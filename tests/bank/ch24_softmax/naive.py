@@ -33,6 +33,14 @@ def _allclose_warp(kernel) -> bool:
     return bool(np.allclose(d_y.copy_to_host(), expected, rtol=1e-3))
 
 
+def _allclose_triton(launcher) -> bool:
+    # The learner's launcher on the same 8 rows of 32 (a whole block: no padding lanes).
+    x, expected = _rows()
+    d_y = cuda.device_array(x.shape, np.float32)
+    launcher(cuda.to_device(x), d_y)
+    return bool(np.allclose(d_y.copy_to_host(), expected, rtol=1e-3))
+
+
 def _allclose_bound(fn) -> bool:
     # The notebook's two questions, answers typed in.
     got = [fn(65536, 2.0, 0.0), fn(72, 2.0, 20.0)]
@@ -40,4 +48,4 @@ def _allclose_bound(fn) -> bool:
 
 
 HARNESS = {"softmax_rows": _allclose_rows, "softmax_warp": _allclose_warp,
-           "softmax_error_bound": _allclose_bound}
+           "softmax_error_bound": _allclose_bound, "softmax_triton": _allclose_triton}
