@@ -143,6 +143,18 @@ def ch24() -> list[dict]:
     return c.measure(None)                   # $AAG_RECORD/h200_ch24_measure.json (its own chart)
 
 
+def ch24t() -> list[dict]:
+    """Chapter 24's Numba warp kernel beside its Triton kernel (24.4's comparison cell, with the
+    course's kernels in the learner's places); not recorded for a chart."""
+    from autograder.problems import ch24 as c
+    record = os.environ.pop("AAG_RECORD", None)
+    try:
+        return c.compare_triton(c.reference_softmax_warp(), c.reference_softmax_triton())
+    finally:
+        if record is not None:
+            os.environ["AAG_RECORD"] = record
+
+
 def ch25() -> list[dict]:
     from autograder.problems import ch25 as c
     rows = c.measure()
@@ -173,7 +185,7 @@ def profile() -> dict:
 
 
 PARTS = {"ch13": ch13, "ch14": ch14, "ch15": ch15, "ch16": ch16, "ch17": ch17, "ch18": ch18,
-         "ch19": ch19, "ch20": ch20, "ch21": ch21, "ch22": ch22, "ch24": ch24, "ch25": ch25,
+         "ch19": ch19, "ch20": ch20, "ch21": ch21, "ch22": ch22, "ch24": ch24, "ch24t": ch24t, "ch25": ch25,
          "profile": profile}
 
 

@@ -4,12 +4,16 @@ Welford with Chan's merge and the two-pass formula, emulated lane by lane, stay 
 every case; E[x²] − E[x]², the n − 1 variance, ε outside the square root and a wrong merge weight
 do not), do the inputs hold what the bounds and the bugs need (a large-offset row in every case,
 the bound never vacuous), does the speed test's sample agree with the whole spec, do the hidden
-cases alternate warp sizes, and does the measuring cell say so when its H200 run is missing?"""
+cases alternate warp sizes, and does the measuring cell say so when its H200 run is missing? For
+25.4 (LayerNorm in Triton): does the Triton bound cover the orders a Triton sum takes (NumPy's
+pairwise sum in the interpreter, a thread's lanes, shuffles and warps on a GPU, emulated), does
+the solution pass and each plain bug fail, and do the checks skip where Triton is missing?"""
 
 import numpy as np
 import pytest
 
 import autograder as ag
+from autograder.machine import triton_bridge
 
 ch25 = ag.problems.ch25
 CPU = not ag.backend.is_gpu
@@ -299,8 +303,9 @@ def test_every_course_kernel_compiles_for_an_h200():
 
 def test_the_measuring_cell_runs_every_kernel_and_checks_each_result(monkeypatch):
     """The GPU measuring cell's launches, run once each in the simulator on small rows (its timer
-    replaced by one call): every kernel's rows are checked against the bound, a wrong kernel is
-    marked, and a kernel of an unknown kind is refused with a sentence."""
+    replaced by one call), a Triton launcher's in Triton's interpreter: every kernel's rows are
+    checked against the bound, a wrong kernel is marked, and a kernel of an unknown kind is
+    refused with a sentence."""
     from autograder.machine import timing
 
     def once(label, launch, repeats=0, nbytes=0, flops=0, **kw):
@@ -311,11 +316,14 @@ def test_the_measuring_cell_runs_every_kernel_and_checks_each_result(monkeypatch
     monkeypatch.setattr(timing, "copy_ceiling", lambda nbytes, repeats=0: timing.Stats(
         "copy", 0.5, 1, bytes=nbytes))
     monkeypatch.setattr(ch25.notebook, "speed_shape", lambda size: (2, 64))
-    rows = ch25.measure({"textbook": ("layernorm", ch25.textbook_layernorm())},
-                        row_lengths=(40,), elements=200, repeats=1)
+    mine = {"textbook": ("layernorm", ch25.textbook_layernorm())}
+    if CPU and TRITON_MISSING is None:      # a Triton launcher, run in Triton's interpreter
+        mine["Triton (course)"] = ("layernorm_call", ch25.reference_layernorm_triton())
+    rows = ch25.measure(mine, row_lengths=(40,), elements=200, repeats=1)
     right = {r["label"]: r["right"] for r in rows}
-    assert right.pop("textbook") is False and all(right.values()) and len(right) == 4, rows
-    with pytest.raises(ValueError, match="'layernorm' or 'rmsnorm'"):
+    assert right.pop("textbook") is False and all(right.values()), rows
+    assert len(right) == 3 + len(mine), rows
+    with pytest.raises(ValueError, match="'rmsnorm' or 'layernorm_call', not 'softmax'"):
         ch25.measure({"x": ("softmax", None)}, row_lengths=(40,), elements=80)
 
 
@@ -330,3 +338,220 @@ def test_a_cancelling_variance_is_named_and_other_bugs_are_not():
         ch25.specs.CANCELLATION_HINT
     swapped = _layernorm32(inp["x"], inp["beta"], inp["gamma"], inp["eps"], 32)
     assert ch25.specs.diagnose_layernorm(case, expected["y"], tol["y"], swapped) is None
+
+
+# ---- 25.4: LayerNorm in Triton ------------------------------------------------------------------
+
+TRITON_MISSING = triton_bridge.unavailable_reason()
+needs_triton = pytest.mark.skipif(TRITON_MISSING is not None, reason=TRITON_MISSING or "")
+
+
+@pytest.fixture(scope="module")
+def triton_kernels():
+    """tests/ch25_triton_kernels.py, imported once autograder has chosen the backend (in CPU mode
+    it set TRITON_INTERPRET, so the kernels run in Triton's interpreter)."""
+    if TRITON_MISSING is not None:
+        pytest.skip(TRITON_MISSING)
+    import ch25_triton_kernels
+    return ch25_triton_kernels
+
+
+def _numpy_pairwise(a):
+    """NumPy's float32 pairwise sum, written out: the order whose depth numpy_sum_depth counts."""
+    n = len(a)
+    if n < 8:
+        res = F(-0.0)
+        for v in a:
+            res = F(res + v)
+        return res
+    if n <= 128:
+        r = [F(v) for v in a[:8]]
+        i = 8
+        while i < n - n % 8:
+            r = [F(r[j] + a[i + j]) for j in range(8)]
+            i += 8
+        res = F(F(F(r[0] + r[1]) + F(r[2] + r[3])) + F(F(r[4] + r[5]) + F(r[6] + r[7])))
+        for v in a[i:]:
+            res = F(res + v)
+        return res
+    half = n // 2 - (n // 2) % 8
+    return F(_numpy_pairwise(a[:half]) + _numpy_pairwise(a[half:]))
+
+
+def test_the_triton_chain_covers_numpys_pairwise_sum_in_the_interpreter():
+    """CPU mode's tl.sum is NumPy's pairwise sum (the model agrees with np.sum bit for bit), and
+    its longest chain, after k column blocks of B ≥ 32 lanes or one block of the next power of two,
+    plus the division by n, stays within triton_chain(n) up to 2^15 columns; the GPU's is the
+    formula of triton_specs' docstring."""
+    from autograder.problems.ch25.triton_specs import MIN_LOOP_BLOCK, numpy_sum_depth
+    rng = np.random.default_rng(7)
+    for m in (5, 8, 120, 127, 129, 1000):
+        a = (rng.standard_normal(m) * 10.0 ** rng.uniform(-3, 3, m)).astype(F)
+        assert _numpy_pairwise(a) == np.sum(a), m
+    assert numpy_sum_depth(128) == 18 and numpy_sum_depth(256) == 19
+    for n in range(1, 1 << 15):
+        c = ch25.triton_chain(n)
+        assert numpy_sum_depth(1 << (n - 1).bit_length()) + 1 <= c, n
+        block = MIN_LOOP_BLOCK
+        while block < n:
+            assert -(-n // block) + numpy_sum_depth(block) + 1 <= c, (n, block)
+            block *= 2
+    assert ch25.triton_chain(4096) == ch25.chain(4096) + 10
+
+
+def _triton_gpu_sum(v, block, warps, run=4):
+    """Row sums of v [rows, n] in float32 in the order compiled Triton adds them: blocks of
+    ``block`` columns accumulated lane by lane, then each thread's lanes (runs of ``run``
+    consecutive ones, threads in turn) one after another, a butterfly over the 32 lanes of each
+    warp, and one over the warps."""
+    rows, n = v.shape
+    k = -(-n // block)
+    padded = np.zeros((rows, k * block), F)
+    padded[:, :n] = v
+    acc = np.zeros((rows, block), F)
+    for j in range(k):
+        acc = (acc + padded[:, j * block:(j + 1) * block]).astype(F)
+    threads = 32 * warps
+    per = -(-block // (run * threads))
+    lanes = np.zeros((rows, per * run * threads), F)
+    lanes[:, :block] = acc
+    held = lanes.reshape(rows, per, threads, run).transpose(0, 2, 1, 3).reshape(rows, threads, -1)
+    s = np.zeros((rows, threads), F)
+    for j in range(held.shape[2]):
+        s = (s + held[:, :, j]).astype(F)
+    s = s.reshape(rows, warps, 32)
+    offset = 16
+    while offset:
+        s = (s + s[:, :, np.arange(32) ^ offset]).astype(F)
+        offset //= 2
+    w = s[:, :, 0]
+    offset = warps // 2
+    while offset:
+        w = (w + w[:, np.arange(warps) ^ offset]).astype(F)
+        offset //= 2
+    return w[:, 0]
+
+
+def _triton_layernorm32(x, gamma, beta, eps, block, warps):
+    n = x.shape[1]
+    mean = (_triton_gpu_sum(x, block, warps) / F(n)).astype(F)
+    d = (x - mean[:, None]).astype(F)
+    var = (_triton_gpu_sum((d * d).astype(F), block, warps) / F(n)).astype(F)
+    rstd = (F(1) / np.sqrt((var + F(eps)).astype(F))).astype(F)
+    return ((d * rstd[:, None]).astype(F) * gamma + beta).astype(F)
+
+
+def test_triton_orders_of_evaluation_stay_within_the_triton_bound(triton_kernels):
+    """On every case: the course's Triton kernels run (in CPU mode, Triton's interpreter: one
+    block per row, and the looped kernel with blocks of 32 columns) and the GPU's order emulated
+    in float32 (one block over 1, 4 and 16 warps; a loop of 32-column blocks) stay within the
+    bound; E[x²] − E[x]² in the GPU's order does not."""
+    from autograder.problems.ch25 import triton_reference
+    problem = ch25.layernorm_triton
+    textbook_missed = 0
+    for case in _all_cases(problem):
+        expected, tol = problem.reference_values(case)
+        inp = case.inputs
+        x, g, b, eps = inp["x"], inp["gamma"], inp["beta"], float(inp["eps"])
+        if CPU:
+            for block in (None, 32):
+                y = np.full_like(x, np.nan)
+                triton_reference.layernorm(x, g, b, eps, y, block=block)
+                assert np.all(np.abs(y - expected["y"]) <= tol["y"]), (case.label, block)
+        full = 1 << (x.shape[1] - 1).bit_length()
+        for block, warps in ((full, 1), (full, 4), (full, 16), (32, 1), (32, 4)):
+            y = _triton_layernorm32(x, g, b, eps, block, warps)
+            assert np.all(np.abs(y - expected["y"]) <= tol["y"]), (case.label, block, warps)
+        n = x.shape[1]
+        mean = (_triton_gpu_sum(x, full, 4) / F(n)).astype(F)
+        var = np.maximum((_triton_gpu_sum((x * x).astype(F), full, 4) / F(n) - mean * mean)
+                         .astype(F), F(0))
+        y = (((x - mean[:, None]).astype(F) / np.sqrt(var + F(eps))[:, None]).astype(F) * g
+             + b).astype(F)
+        textbook_missed += bool(np.any(np.abs(y - expected["y"]) > tol["y"]))
+    assert textbook_missed >= len(_all_cases(problem)) - 1
+
+
+def test_the_triton_solution_passes_and_each_plain_bug_fails(triton_kernels):
+    """The notebook's kernel passes the visible and hidden checks; E[x²] − E[x]², padded lanes
+    squared, a block of 64 columns on rows of 120 and γ, β left out each fail the visible check,
+    the first three with the hint that names their cause."""
+    from autograder.problems.ch25 import triton_specs
+    problem = ch25.layernorm_triton
+    problem.check(triton_kernels.launcher("right"))
+    problem.check_hidden(triton_kernels.launcher("right"))
+    bugs = {"textbook": (triton_kernels.launcher("textbook"), triton_specs.CANCELLATION_HINT),
+            "padding_squared": (triton_kernels.launcher("padding_squared"),
+                                triton_specs.PADDING_HINT),
+            "first_64_columns": (triton_kernels.launcher("right", fixed_block=64),
+                                 triton_specs.UNWRITTEN_HINT),
+            "no_affine": (triton_kernels.launcher("no_affine"), None)}
+    for name, (launcher, hint) in bugs.items():
+        with pytest.raises(ag.CheckFailed) as failed:
+            problem.check(launcher)
+        if hint:
+            assert failed.value.verdict.hint == hint, (name, failed.value.verdict)
+
+
+def test_the_triton_exercise_draws_odd_sizes_and_samples_its_own_bound():
+    """Hidden random sizes are odd (no power-of-two block divides them); no case carries a
+    launch shape or a warp size; the speed sample's bound is the Triton one."""
+    problem = ch25.layernorm_triton
+    fixed = len(problem.sizes.hidden)
+    drawn = [c for seed in range(11, 15) for c in problem.cases(hidden=True, seed=seed)[fixed:]]
+    assert len(drawn) == 4 * problem.sizes.hidden_random[0]
+    assert all(v % 2 == 1 for c in drawn for v in c.size)
+    cases = problem.cases() + problem.cases(hidden=True)
+    assert all(not c.threads and "warp_size" not in c.inputs for c in cases)
+    assert problem.portability_cases() == [] and problem.kernel_language == "triton"
+    rng = np.random.default_rng(5)
+    inputs = problem.speed_inputs(rng, (40, 300))
+    expected = ch25.layernorm_host(inputs["x"], inputs["gamma"], inputs["beta"], inputs["eps"])[0]
+    tol = ch25.layernorm_bound(inputs["x"], inputs["gamma"], inputs["beta"], inputs["eps"],
+                               expected, c=ch25.triton_chain(300))
+    idx = np.array([0, 299, 300, 4567, 40 * 300 - 1])
+    want, allowed = problem.sampled(inputs, idx)
+    assert np.allclose(want["y"], expected.reshape(-1)[idx], rtol=1e-12, atol=1e-12)
+    assert np.allclose(allowed["y"], tol.reshape(-1)[idx], rtol=1e-12)
+
+
+def test_without_triton_the_checks_skip_and_the_cells_still_run(monkeypatch, capsys):
+    """Where Triton cannot be installed the checks print the reason and raise nothing, and the
+    stand-in lets a cell define a kernel and its launcher; launching it raises the reason."""
+    why = "Triton publishes wheels for Linux (x86-64 and Arm64) only"
+    monkeypatch.setattr(triton_bridge, "unavailable_reason", lambda: why)
+    triton = tl = ch25.TritonMissing(why)
+
+    @triton.jit
+    def kernel(x_ptr, n, BLOCK: tl.constexpr):
+        pass
+
+    def launcher(x, gamma, beta, eps, y):
+        kernel[(x.shape[0],)](x, triton.next_power_of_2(x.shape[1]), BLOCK=8)
+
+    problem = ch25.layernorm_triton
+    problem.check(launcher)
+    problem.check_hidden(launcher)
+    problem.check_speed(launcher)
+    out = capsys.readouterr().out
+    assert out.count(why) == 3 and "skipped" in out
+    with pytest.raises(RuntimeError, match="Linux"):
+        launcher(np.zeros((2, 3)), None, None, 1e-5, None)
+
+
+def test_importing_the_course_never_imports_triton():
+    """Triton loads only when a Triton kernel is first asked for (it takes a second, and is not
+    installed everywhere)."""
+    import subprocess
+    import sys
+    code = ("import autograder, sys; assert 'triton' not in sys.modules; "
+            "autograder.problems.ch25.layernorm_triton.cases(); print('triton' in sys.modules)")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=300)
+    assert out.stdout.strip() == "False", out.stderr[-2000:]
+
+
+def test_compare_triton_needs_a_gpu_in_cpu_mode():
+    if not CPU:
+        pytest.skip("CPU-mode behaviour")
+    with pytest.raises(ag.timing.NeedsGPU):
+        ch25.compare_triton(None)

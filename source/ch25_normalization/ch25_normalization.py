@@ -5,7 +5,7 @@
 # kernels that read each row once, stay accurate on any input, and run backward too.
 #
 # **Before you start:** chapters 1–6 and 10 (warp shuffles written for any warp size above all).
-# **Time:** about 3 hours, reading and exercises included (more in CPU mode, where the simulator
+# **Time:** about 3½ hours, reading and exercises included (more in CPU mode, where the simulator
 # runs kernels slowly).
 #
 # ## What you will be able to do
@@ -18,6 +18,8 @@
 #   Welford's formulas do not.
 # - Write **RMSNorm**, and the **backward pass** of LayerNorm for the input gradient, with its two
 #   row reductions fused into one loop, and measure all of it against the copy bandwidth.
+# - Write the same LayerNorm in **Triton**, one program per row on a masked block, and set what
+#   its compiler did for you against what you wrote by hand in Numba.
 #
 # Run the first cell before anything else: importing `autograder` picks the backend (an NVIDIA
 # GPU, an AMD GPU, or CPU mode with the CUDA simulator) before Numba loads its CUDA target.
@@ -417,6 +419,173 @@ except ag.timing.NeedsGPU as why:
         plt.show()
 
 # %% [markdown]
+# ## LayerNorm in Triton: blocks instead of threads
+#
+# Triton (Tillet, Kung and Cox, 2019) is a language for GPU kernels embedded in Python, the one
+# PyTorch's compiler writes its fused kernels in. A Triton kernel is written for one **program**
+# that works on whole **blocks** of values, not for one thread: a launch `kernel[(rows,)](...)`
+# runs `rows` programs, `tl.program_id(0)` says which one this is, and `tl.arange(0, BLOCK)` is a
+# vector of `BLOCK` indices (a power of two, fixed when the kernel compiles: `BLOCK:
+# tl.constexpr`) that every operation acts on at once. Which thread of which warp holds which
+# element is the compiler's business. LayerNorm with one program per row starts like this:
+#
+# ```python
+# row = tl.program_id(0)
+# cols = tl.arange(0, BLOCK)                  # BLOCK = triton.next_power_of_2(n), at least n
+# mask = cols < n                             # False in the lanes past the row's end
+# x = tl.load(x_ptr + row * n + cols, mask=mask, other=0.0)
+# mean = tl.sum(x, axis=0) / n
+# ```
+#
+# - **Masks.** A masked load reads nothing where the mask is False and gives `other` there, so
+#   with `other=0.0` the padded lanes add nothing to `tl.sum(x)`. A masked store writes nothing
+#   there: without the mask the program would write past the row, into the next one.
+# - **The padded lanes after the mean.** In a padded lane `x − mean` is `0 − mean`, and its square
+#   is `mean²`. On a row of `10⁴ + N(0, 1)` every padded lane adds 10⁸ to a sum of squares that
+#   should be about `n`. So zero those lanes before squaring, `d = tl.where(mask, x - mean, 0.0)`,
+#   then `var = tl.sum(d * d, axis=0) / n`. That is the two-pass formula of the Numerics section,
+#   stable for the same reason, and its second pass reads no memory: the row is in registers.
+# - **`tl.sum`** reduces the block: each thread adds the elements it holds, the lanes of a warp
+#   merge their sums by shuffles, and the warps of the program merge theirs through shared memory.
+#   It is the tree you built by hand in 25.1, with the shuffle offsets, the lane mask for the warp
+#   size and the lanes that hold no data all taken care of. `tl.rsqrt(v)` is `1 / sqrt(v)` in one
+#   instruction (an approximate one on the GPU, within about 2 units in the last place).
+# - **What else the compiler decides.** It spreads the block over `num_warps` warps (a launch
+#   option, 4 unless you say otherwise), gives each thread a few consecutive columns so that a
+#   warp's loads are coalesced (16 bytes per thread when it can prove the rows aligned: Triton
+#   compiles a separate version when an integer argument such as `n` is a multiple of 16), and
+#   keeps the row in registers between the two reductions. In 25.1 you chose each lane's
+#   elements, the butterfly and the merge weights yourself; here you choose the block and the
+#   warps, and the rest follows.
+#
+# A Triton kernel takes its arrays as pointers: Triton accepts any object with a `data_ptr()` and
+# a `dtype`, and `view(array)` wraps the course's device arrays that way (on a GPU, the address of
+# a Numba device array; in CPU mode, its host memory). Scalars go in as Python numbers: `n` as an
+# integer, `eps` as a `float`.
+#
+# **In CPU mode** Triton runs its interpreter: each program of the grid runs in NumPy, about a
+# millisecond each, so the checks use a few dozen rows. The interpreter adds in another order than
+# a GPU does (NumPy's pairwise sums), and the error bound below allows for both.
+#
+# **Installing Triton.** The course installs it on Linux (x86-64 and Arm64); by hand it is
+# `pip install 'triton>=3.9,<3.10'`, and it does not need PyTorch. Triton publishes no packages
+# for macOS or Windows: there the next cell says so, the checks of 25.4 skip with that reason,
+# and everything before this section runs as it is (on Windows, WSL runs Triton).
+
+# %%
+from autograder.machine.triton_bridge import unavailable_reason, view
+
+no_triton = unavailable_reason()        # None where Triton runs
+if no_triton:
+    print(no_triton)
+    triton = tl = ch25.TritonMissing(no_triton)   # stand-ins: the cells below still define things
+else:
+    import triton
+    import triton.language as tl
+    where = "on the GPU" if ag.backend.is_gpu else "in its interpreter (CPU mode)"
+    print(f"Triton {triton.__version__}, {where}")
+
+# %% [markdown]
+# ## Exercise 25.4 · LayerNorm in Triton (3 points + 2 for speed)
+#
+# Write the kernel `layernorm_triton_kernel(x_ptr, gamma_ptr, beta_ptr, y_ptr, n, eps, BLOCK)` and
+# its launcher `layernorm_triton(x, gamma, beta, eps, y)`: `x` and `y` float32 `[rows, n]` device
+# arrays, `gamma` and `beta` float32 `[n]`, `eps` a Python float. The same LayerNorm as 25.1, in
+# Triton:
+#
+# - one program per row: the grid is `(rows,)`, and row `r` starts at element `r · n`;
+# - one block covers the row, `BLOCK = triton.next_power_of_2(n)`, with the loads and the store
+#   masked by `cols < n`;
+# - the mean first, then the mean of the squared deviations with the padded lanes zeroed (never
+#   `E[x²] − E[x]²`: the checks have the same large-offset rows as 25.1), then
+#   `y = (x − μ) · rstd · γ + β` with `rstd = tl.rsqrt(σ² + ε)`;
+# - the launcher wraps every array in `view(...)` and picks the warps: about 16 columns per
+#   thread, `num_warps = min(16, max(1, BLOCK // 512))`.
+#
+# Roughly 12 lines for the kernel and 4 for the launcher.
+#
+# **What the check does.** 25.1's rows, `ε`, `γ` and `β`, `y` filled with NaN: visible, 4 rows of
+# 120, 5 rows of 7 and 3 rows of 1; hidden, other sizes (4 times the largest visible one, and
+# random ones, all odd, so that no block size divides them). Every `y` must be within 25.1's error
+# bound, with a longer chain of roundings: `c = ceil(n / 32) + 22` instead of `+ 12`. On a GPU a
+# thread adds its own elements one after another (about `n / 32` with one warp, and a few more
+# when the compiler gives it runs of 4 consecutive columns), then 5 shuffle steps and up to 5 more
+# across 32 warps, and the division by `n` may be the approximate one; in CPU mode `tl.sum` is
+# NumPy's pairwise sum, whose longest chain is shorter. **The speed test** (on a GPU) is 25.1's:
+# 16384 rows of 4096, against the course's Triton kernel timed in the same run (you need half its
+# speed) and NumPy on the host (10×). In CPU mode it says that it needs a GPU.
+
+# %% nbgrader={"grade": false, "grade_id": "layernorm_triton_solution", "locked": false, "schema_version": 3, "solution": true, "task": false}
+@triton.jit
+def layernorm_triton_kernel(x_ptr, gamma_ptr, beta_ptr, y_ptr, n, eps, BLOCK: tl.constexpr):
+    ### BEGIN SOLUTION
+    row = tl.program_id(0)
+    cols = tl.arange(0, BLOCK)
+    mask = cols < n
+    x = tl.load(x_ptr + row * n + cols, mask=mask, other=0.0)
+    mean = tl.sum(x, axis=0) / n
+    d = tl.where(mask, x - mean, 0.0)
+    var = tl.sum(d * d, axis=0) / n
+    rstd = tl.rsqrt(var + eps)
+    gamma = tl.load(gamma_ptr + cols, mask=mask, other=0.0)
+    beta = tl.load(beta_ptr + cols, mask=mask, other=0.0)
+    tl.store(y_ptr + row * n + cols, d * rstd * gamma + beta, mask=mask)
+    ### END SOLUTION
+
+
+def layernorm_triton(x, gamma, beta, eps, y):
+    ### BEGIN SOLUTION
+    rows, n = x.shape
+    block = triton.next_power_of_2(n)
+    layernorm_triton_kernel[(rows,)](view(x), view(gamma), view(beta), view(y), n, eps,
+                                     BLOCK=block, num_warps=min(16, max(1, block // 512)))
+    ### END SOLUTION
+
+
+# %% [markdown]
+# Try it on the break-it rows first (device arrays: on a GPU, `view` needs the array on the
+# device):
+
+# %%
+if no_triton:
+    print(no_triton)
+else:
+    d_x, d_gamma, d_beta = (cuda.to_device(demo[k]) for k in ("x", "gamma", "beta"))
+    d_y = cuda.device_array_like(d_x)
+    layernorm_triton(d_x, d_gamma, d_beta, float(demo["eps"]), d_y)
+    print(f"largest error on rows of 1e4 + N(0, 1): {np.abs(d_y.copy_to_host() - right).max():.3g}")
+
+# %% nbgrader={"grade": true, "grade_id": "layernorm_triton_test", "locked": true, "points": 3, "schema_version": 3, "solution": false, "task": false}
+ag.problems.ch25.layernorm_triton.check(layernorm_triton)
+### BEGIN HIDDEN TESTS
+ag.problems.ch25.layernorm_triton.check_hidden(layernorm_triton)
+### END HIDDEN TESTS
+
+# %% nbgrader={"grade": true, "grade_id": "layernorm_triton_speed", "locked": true, "points": 2, "schema_version": 3, "solution": false, "task": false}
+ag.problems.ch25.layernorm_triton.check_speed(layernorm_triton)
+
+# %% [markdown]
+# **Triton beside Numba.** On a GPU, the next cell times your Triton LayerNorm, the course's,
+# your Numba kernel of 25.1 and the course's Welford kernel at the measuring cell's row lengths
+# (`rows · n = 2²⁶`), with PyTorch's where it is installed and a copy of the same bytes. Look at
+# where each one is close to the copy and where not: the Triton kernel reads each row once (it is
+# in registers), the Numba one twice. In CPU mode the cell says that it needs a GPU.
+
+# %%
+if no_triton:
+    print(no_triton)
+else:
+    try:
+        results = ch25.compare_triton(layernorm_triton, layernorm_kernel)
+        for r in results:
+            print(f"{r['label']:38s} n = {r['n']:6d} {r['ms']:8.3f} ms {r['gbps']:7.0f} GB/s"
+                  f"{'' if r['right'] else '   WRONG'}")
+        ch25.chart(results, title="LayerNorm in Triton and in Numba over row lengths")
+        plt.show()
+    except ag.timing.NeedsGPU as why:
+        print(why)
+
+# %% [markdown]
 # ## Explain: accuracy and bytes (3 points, graded by your instructor)
 #
 # In the cell below, in 5 to 10 sentences, with numbers from this notebook:
@@ -472,6 +641,11 @@ except ag.timing.NeedsGPU as why:
 #   transformer blocks do, and count the bytes it saves.
 # - Try float16 or bfloat16 inputs with float32 statistics: where does the textbook formula break
 #   now?
+# - In Triton, write the version for rows longer than a block holds: a loop over column blocks,
+#   either the three passes of Triton's tutorial (mean, squared deviations, normalise; the row
+#   read three times) or each block's `(count, mean, M2)` from `tl.sum` merged into the row's by
+#   Chan's formula (read twice). Time both against your one-block kernel at n = 16384 and 65536,
+#   and try `num_warps` from 4 to 16.
 #
 # **Reading:** B. P. Welford, "Note on a method for calculating corrected sums of squares and
 # products" (Technometrics, 1962); T. F. Chan, G. H. Golub and R. J. LeVeque, "Updating formulae and

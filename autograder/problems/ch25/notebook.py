@@ -1,6 +1,7 @@
 """What chapter 25's notebook calls besides the checks: the CPU baselines timed, the variance's
 error measured three ways over growing offsets (the "break it" experiment), the measuring cell
-over row lengths on a GPU, and its recorded H200 run for CPU mode."""
+over row lengths on a GPU and its recorded H200 run for CPU mode, the comparison of the Triton
+and Numba LayerNorms, and what stands in for Triton where it cannot be installed."""
 
 from __future__ import annotations
 
@@ -9,11 +10,13 @@ from pathlib import Path
 
 import numpy as np
 
-from autograder.problems.ch25.references import (reference_layernorm, reference_rmsnorm,
+from autograder.problems.ch25.references import (reference_layernorm,
+                                                 reference_layernorm_triton, reference_rmsnorm,
                                                  torch_layernorm, torch_rmsnorm,
                                                  two_pass_layernorm)
 from autograder.problems.ch25.specs import (BASELINES, layernorm_bound, layernorm_host, make_rows,
                                             rmsnorm_bound, rmsnorm_host, speed_shape)
+from autograder.problems.ch25.triton_specs import triton_chain
 from autograder.problems.kit import njit_on_first_call
 
 CHART = "ch25_measure"      # the measuring cell's recorded run: h200_ch25_measure.json here
@@ -118,21 +121,34 @@ def break_inputs(rows: int = 6, n: int = 300, offset: float = 1e4, seed: int = 2
 
 # ---- measure: over row lengths, on a GPU --------------------------------------------------------
 
+COURSE_RUNS = ("LayerNorm, Welford + Chan (course)", "LayerNorm, two-pass (course)",
+               "RMSNorm (course)")
+KINDS = ("layernorm", "rmsnorm", "layernorm_call")
+
+
 def measure(kernels: dict | None = None, row_lengths=ROW_LENGTHS, repeats: int = 20,
-            seed: int = 25, elements: int = MEASURE_ELEMENTS) -> list[dict]:
+            seed: int = 25, elements: int = MEASURE_ELEMENTS, course=COURSE_RUNS) -> list[dict]:
     """Time LayerNorm and RMSNorm kernels on a GPU at each row length n (rows · n =
     ``elements``, 2^26 by default), launched as the speed test launches them (256 threads, enough blocks
-    for every SM): the course's Welford kernel and two-pass kernel, PyTorch's where it is
-    installed, a copy of the same bytes, and ``kernels``: ``{label: ("layernorm", kernel)}`` or
-    ``{label: ("rmsnorm", kernel)}``. Rows: label, n, ms, gbps (x read once, y written once),
-    right (bool: the first 64 rows within the exercises' error bounds)."""
+    for every SM): the course's Welford kernel and two-pass kernel (``course``: those of
+    :data:`COURSE_RUNS` to time), PyTorch's where it is installed, a copy of the same bytes, and
+    ``kernels``: ``{label: ("layernorm", kernel)}``, ``{label: ("rmsnorm", kernel)}`` or
+    ``{label: ("layernorm_call", run)}`` (a launcher called as ``run(x, gamma, beta, eps, y)``
+    with ``eps`` a Python float: a Triton LayerNorm). Rows: label, n, ms, gbps (x read once, y
+    written once), right (bool: the first 64 rows within the exercises' error bounds; a
+    launcher's within the Triton exercise's)."""
     from numba import cuda
 
     from autograder.machine import timing
     timing.require_gpu("Timing LayerNorm and RMSNorm")
-    runs = {"LayerNorm, Welford + Chan (course)": ("layernorm", reference_layernorm()),
-            "LayerNorm, two-pass (course)": ("layernorm", two_pass_layernorm()),
-            "RMSNorm (course)": ("rmsnorm", reference_rmsnorm())}
+    for label, (kind, _) in (kernels or {}).items():
+        if kind not in KINDS:
+            raise ValueError(f"{label}: the kind is 'layernorm', 'rmsnorm' or 'layernorm_call', "
+                             f"not {kind!r}")
+    makers = {"LayerNorm, Welford + Chan (course)": ("layernorm", reference_layernorm),
+              "LayerNorm, two-pass (course)": ("layernorm", two_pass_layernorm),
+              "RMSNorm (course)": ("rmsnorm", reference_rmsnorm)}
+    runs = {label: (makers[label][0], makers[label][1]()) for label in course}
     runs.update(kernels or {})
     vendors = {"LayerNorm, PyTorch (F.layer_norm)": ("layernorm", torch_layernorm()),
                "RMSNorm, PyTorch (F.rms_norm)": ("rmsnorm", torch_rmsnorm())}
@@ -150,7 +166,9 @@ def measure(kernels: dict | None = None, row_lengths=ROW_LENGTHS, repeats: int =
         y_rms = rmsnorm_host(x[:check], gamma, eps)[0]
         # (expected, allowed error): the exercises' own float32 error bounds
         want = {"layernorm": (y_ln, layernorm_bound(x[:check], gamma, beta, eps, y_ln)),
-                "rmsnorm": (y_rms, rmsnorm_bound(x[:check], y_rms, eps))}
+                "rmsnorm": (y_rms, rmsnorm_bound(x[:check], y_rms, eps)),
+                "layernorm_call": (y_ln, layernorm_bound(x[:check], gamma, beta, eps, y_ln,
+                                                         c=triton_chain(n)))}
         dx, dg, db = cuda.to_device(x), cuda.to_device(gamma), cuda.to_device(beta)
         dy = cuda.device_array_like(dx)
         poison = np.full((check, n), np.nan, np.float32)
@@ -171,7 +189,7 @@ def measure(kernels: dict | None = None, row_lengths=ROW_LENGTHS, repeats: int =
             elif kind == "rmsnorm":
                 record(label, kind, lambda i, k=k: k[blocks, threads](dx, dg, eps, dy))
             else:
-                raise ValueError(f"{label}: the kind is 'layernorm' or 'rmsnorm', not {kind!r}")
+                record(label, kind, lambda i, k=k: k(dx, dg, db, float(eps), dy))
         for label, (kind, fn) in vendors.items():
             if fn is None:
                 continue
@@ -183,6 +201,46 @@ def measure(kernels: dict | None = None, row_lengths=ROW_LENGTHS, repeats: int =
         out.append({"label": "copy of the same bytes", "n": int(n), "ms": copy.median_ms,
                     "gbps": copy.gbps, "right": True})
     return out
+
+
+def compare_triton(triton_launcher, numba_kernel=None, row_lengths=ROW_LENGTHS,
+                   repeats: int = 20) -> list[dict]:
+    """On a GPU: the learner's Triton LayerNorm (``triton_launcher(x, gamma, beta, eps, y)``)
+    beside the course's Triton kernel, the course's Numba kernel (Welford + Chan), the learner's
+    Numba ``numba_kernel`` (25.1) where given, PyTorch's where installed and a copy, over row
+    lengths, as :func:`measure` times them."""
+    from autograder.machine import timing
+    timing.require_gpu("Comparing the Triton and Numba LayerNorms")
+    kernels = {"LayerNorm, Triton (yours)": ("layernorm_call", triton_launcher),
+               "LayerNorm, Triton (course)": ("layernorm_call", reference_layernorm_triton())}
+    if numba_kernel is not None:
+        kernels["LayerNorm, Numba (yours, 25.1)"] = ("layernorm", numba_kernel)
+    return measure(kernels, row_lengths=row_lengths, repeats=repeats,
+                   course=("LayerNorm, Welford + Chan (course)",))
+
+
+class TritonMissing:
+    """Stands in for ``triton`` and ``triton.language`` where Triton cannot be installed, so that
+    the notebook's cells that define Triton kernels still run: any attribute or call gives the
+    stand-in back (``@triton.jit``, ``tl.constexpr``, ``triton.next_power_of_2``), and launching a
+    kernel (``kernel[grid]``) raises with ``why``."""
+
+    def __init__(self, why: str):
+        self.why = why
+
+    def __getattr__(self, name: str):
+        if name.startswith("__"):
+            raise AttributeError(name)
+        return self
+
+    def __call__(self, *args, **kwargs):
+        return self
+
+    def __getitem__(self, grid):
+        raise RuntimeError(self.why)
+
+    def __repr__(self) -> str:
+        return f"TritonMissing({self.why!r})"
 
 
 # ---- the recorded run and the chart -------------------------------------------------------------

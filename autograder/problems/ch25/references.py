@@ -2,8 +2,9 @@
 lane, Chan's merge across lanes by shuffles, normalise and affine fused), the two-pass LayerNorm
 (the mean first, then the mean of squared deviations: the row read three times), the textbook
 one-pass LayerNorm (E[x²] − E[x]², which the chapter breaks on purpose), RMSNorm, and the
-LayerNorm backward pass for the input gradient. Every kernel is written for any warp size (32 on
-NVIDIA, 64 on AMD and in CPU mode's portability runs) and strides over the rows with its warps.
+LayerNorm backward pass for the input gradient; :func:`reference_layernorm_triton` hands out the
+Triton LayerNorm of :mod:`.triton_reference`. Every Numba kernel is written for any warp size (32
+on NVIDIA, 64 on AMD and in CPU mode's portability runs) and strides over the rows with its warps.
 
 Launch: ``kernel[blocks, threads](...)`` with ``threads`` a multiple of the warp size; warp
 ``w = (blockIdx.x · blockDim.x + threadIdx.x) // warpsize`` takes rows w, w + (all warps), ...
@@ -174,6 +175,14 @@ def reference_layernorm_backward():
                 xhat = (x[row, i] - mu) * r
                 dx[row, i] = r * (gamma[i] * dy[row, i] - a - xhat * b)
     return layernorm_backward_reference
+
+
+def reference_layernorm_triton():
+    """The course's Triton LayerNorm launcher, ``run(x, gamma, beta, eps, y)``
+    (:mod:`autograder.problems.ch25.triton_reference`, imported here on first use: importing the
+    course never imports Triton)."""
+    from autograder.problems.ch25 import triton_reference
+    return triton_reference.layernorm
 
 
 def torch_layernorm():

@@ -1,6 +1,7 @@
 """Chapter 25's graded exercises: LayerNorm and RMSNorm over the last dimension of a
 ``(rows, n)`` float32 array, one warp per row, and LayerNorm's backward pass for the input
-gradient; the inputs, the float64 specs, the error bounds, the launches and the CPU baselines.
+gradient; the inputs, the float64 specs, the error bounds, the launches and the CPU baselines
+(which 25.4, the same LayerNorm in Triton, shares: :mod:`.triton_specs`).
 
 The forms (every sum over the row's n elements, μ the mean, σ² the *biased* variance)::
 
@@ -112,13 +113,15 @@ def layernorm_host(x, gamma_, beta, eps) -> tuple[np.ndarray, np.ndarray, np.nda
     return y, mu, r
 
 
-def layernorm_bound(x, gamma_, beta, eps, y=None, moments=None) -> np.ndarray:
-    """The float32 error bound of every y (see the module's docstring)."""
+def layernorm_bound(x, gamma_, beta, eps, y=None, moments=None,
+                    c: int | None = None) -> np.ndarray:
+    """The float32 error bound of every y (see the module's docstring); ``c`` the longest chain
+    of roundings of the row's sums (:func:`chain` for one warp per row unless given)."""
     x64 = np.asarray(x, np.float64)
     n = x64.shape[1]
     mu, var, amax = _row_moments(np.asarray(x)) if moments is None else moments
     sigma = np.sqrt(var)
-    c = chain(n)
+    c = chain(n) if c is None else int(c)
     exact = n == 1                  # one element: its mean is itself and its variance 0, exactly
     dmu = 0 * amax if exact else gamma(c) * amax
     err_var = gamma(2 * c) * (var + 2 * amax * sigma) + dmu ** 2
@@ -214,14 +217,14 @@ def _affine(rng, n):
     return gamma_, beta
 
 
-def _layernorm_inputs(rng, size):
+def layernorm_inputs(rng, size):
     rows, n = (int(v) for v in size)
     eps = draw_eps(rng)
     gamma_, beta = _affine(rng, n)
     return {"x": make_rows(rng, rows, n, eps), "gamma": gamma_, "beta": beta, "eps": eps}
 
 
-def _layernorm_speed_inputs(rng, size):
+def layernorm_speed_inputs(rng, size):
     rows, n = (int(v) for v in size)
     eps = draw_eps(rng)
     gamma_, beta = _affine(rng, n)
@@ -257,7 +260,7 @@ def _backward_inputs(rng, size):
 
 # ---- specs and tolerances -------------------------------------------------------------------------
 
-def _layernorm_spec(x, gamma, beta, eps, **launch):
+def layernorm_spec(x, gamma, beta, eps, **launch):
     return {"y": layernorm_host(x, gamma, beta, eps)[0]}
 
 
@@ -326,7 +329,8 @@ def _cached_moments(x):
     return _row_moments(x)
 
 
-def _layernorm_sample(inputs, idx):
+def layernorm_sample(inputs, idx, chain_of=chain):
+    """(expected, bound) at flat indices ``idx`` of y; ``chain_of(n)`` the chain of roundings."""
     x = inputs["x"]
     rows, n = x.shape
     r_idx, c_idx = np.unravel_index(np.asarray(idx), (rows, n))
@@ -337,14 +341,13 @@ def _layernorm_sample(inputs, idx):
     moments = (mu[r_idx], var[r_idx], amax[r_idx])
     y = (xs - moments[0][:, None]) / np.sqrt(moments[1][:, None] + eps) * g + b
     # The bound at one column per sampled element: x as a (k, 1) array with its row's moments.
-    tol = _bound_at(xs, g, b, eps, y, moments, n)
+    tol = _bound_at(xs, g, b, eps, y, moments, n, chain_of(n))
     return {"y": y[:, 0]}, {"y": tol[:, 0]}
 
 
-def _bound_at(xs, g, b, eps, y, moments, n):
+def _bound_at(xs, g, b, eps, y, moments, n, c):
     mu, var, amax = moments
     sigma = np.sqrt(var)
-    c = chain(n)
     dmu = 0 * amax if n == 1 else gamma(c) * amax
     err_var = gamma(2 * c) * (var + 2 * amax * sigma) + dmu ** 2
     v = var + eps
@@ -356,12 +359,12 @@ def _bound_at(xs, g, b, eps, y, moments, n):
             + 2 * U32 * (np.abs(y) + np.abs(b)) + TINY32)
 
 
-def _bytes_layernorm(size):
+def layernorm_bytes(size):
     rows, n = (int(v) for v in size)
     return 4 * (2 * rows * n + 2 * n)           # x read once, y written, γ and β
 
 
-def _flops_layernorm(size):
+def layernorm_flops(size):
     rows, n = (int(v) for v in size)
     return 9 * rows * n
 
@@ -410,7 +413,7 @@ BASELINES = {
 
 # ---- the problems ------------------------------------------------------------------------------------
 
-def _label(size) -> str:
+def rows_label(size) -> str:
     rows, n = (int(v) for v in size)
     return f"{rows} row{'s' * (rows != 1)} of n = {n}"
 
@@ -449,7 +452,7 @@ class RowsProblem(Problem):
     def _with_warps(self, cases: list[Case], warps: list[int]) -> list[Case]:
         for case, warp in zip(cases, warps):
             case.inputs["warp_size"] = int(warp)
-            case.label = f"{_label(case.size)} at warp size {int(warp)}"
+            case.label = f"{rows_label(case.size)} at warp size {int(warp)}"
         return cases
 
     def cases(self, hidden: bool = False, seed: int | None = None) -> list[Case]:
@@ -465,7 +468,7 @@ class RowsProblem(Problem):
                   else [self.visible_block_size] * len(sizes))
         cases = []
         for size, threads in zip(sizes, shapes):
-            case = Case(size=size, inputs=self.make_inputs(rng, size), label=_label(size))
+            case = Case(size=size, inputs=self.make_inputs(rng, size), label=rows_label(size))
             case.threads, case.blocks = threads, self.blocks_for(size, threads)
             cases.append(case)
         if hidden and not device.current().is_gpu:
@@ -517,13 +520,13 @@ LAYERNORM_GPU = Sizes(visible=((4096, 4099), (4, 120), (5, 7), (3, 1)),
 layernorm_rows = RowsProblem(
     "layernorm_rows",
     title="LayerNorm over rows: one warp per row, Welford in each lane, Chan's merge by shuffles",
-    spec=_layernorm_spec, make_inputs=_layernorm_inputs, outputs=_rows_outputs("y"),
+    spec=layernorm_spec, make_inputs=layernorm_inputs, outputs=_rows_outputs("y"),
     tolerance=_layernorm_tolerance, launch=_launcher(("x", "gamma", "beta", "eps"), "y"),
     block_sizes=WARP_BLOCKS, visible_block_size=64, blocks_for=row_blocks,
-    cpu_sizes=LAYERNORM_CPU, gpu_sizes=LAYERNORM_GPU, size_label=_label,
-    bytes_moved=_bytes_layernorm, flops=_flops_layernorm, baselines=BASELINES,
-    reference=reference_layernorm, speed_inputs=_layernorm_speed_inputs,
-    speed_launch=speed_shape, sample_spec=_layernorm_sample,
+    cpu_sizes=LAYERNORM_CPU, gpu_sizes=LAYERNORM_GPU, size_label=rows_label,
+    bytes_moved=layernorm_bytes, flops=layernorm_flops, baselines=BASELINES,
+    reference=reference_layernorm, speed_inputs=layernorm_speed_inputs,
+    speed_launch=speed_shape, sample_spec=layernorm_sample,
     # The reference reads each row twice (statistics, then the normalise pass, mostly from L2);
     # a kernel at half its speed passes. NumPy's two-pass on one core is many times slower.
     speed=SpeedBar(min_fraction_of_reference=0.5, baseline="numpy", min_speedup=10.0),
@@ -546,7 +549,7 @@ rmsnorm_rows = RowsProblem(
     spec=_rmsnorm_spec, make_inputs=_rmsnorm_inputs, outputs=_rows_outputs("y"),
     tolerance=_rmsnorm_tolerance, launch=_launcher(("x", "gamma", "eps"), "y"),
     block_sizes=WARP_BLOCKS, visible_block_size=64, blocks_for=row_blocks,
-    cpu_sizes=RMSNORM_CPU, gpu_sizes=RMSNORM_GPU, size_label=_label,
+    cpu_sizes=RMSNORM_CPU, gpu_sizes=RMSNORM_GPU, size_label=rows_label,
     reference=reference_rmsnorm,
     value_hint=("y = x / sqrt(mean(x²) + ε) · γ per row: the mean of the squares over all n "
                 "elements (divide by n), ε inside the square root, γ indexed by column, no "
@@ -564,7 +567,7 @@ layernorm_backward = RowsProblem(
     tolerance=_backward_tolerance,
     launch=_launcher(("dy", "x", "gamma", "mean", "rstd"), "dx"),
     block_sizes=WARP_BLOCKS, visible_block_size=64, blocks_for=row_blocks,
-    cpu_sizes=BACKWARD_CPU, gpu_sizes=BACKWARD_GPU, size_label=_label,
+    cpu_sizes=BACKWARD_CPU, gpu_sizes=BACKWARD_GPU, size_label=rows_label,
     reference=reference_layernorm_backward,
     value_hint=("dx = rstd · (g − mean(g) − x̂ · mean(g · x̂)) per row, with g = γ · dy and "
                 "x̂ = (x − mean) · rstd from the saved mean and rstd of that row; both means run "

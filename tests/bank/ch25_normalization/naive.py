@@ -1,8 +1,9 @@
 """Naive allclose harnesses for chapter 25's exercises (see :mod:`bank.naive`): typical
 hand-written tests, fixed inputs, one small size, ``np.allclose(..., rtol=1e-3)``. Written the way
 quick normalisation tests usually are: 64 rows of 256 values from ``rng.random`` (all in [0, 1),
-so no large offset), γ = 1 and β = 0, ε = 1e-5, 4 blocks of 128 threads (one warp per row), the
-expected result from NumPy in float64 computed first."""
+so no large offset), γ = 1 and β = 0, ε = 1e-5, 4 blocks of 128 threads (one warp per row; the
+Triton exercise's launcher picks its own grid), the expected result from NumPy in float64
+computed first."""
 
 from __future__ import annotations
 
@@ -27,6 +28,17 @@ def _allclose_layernorm(kernel) -> bool:
     expected = (x64 - mu) / np.sqrt(x64.var(axis=1, keepdims=True) + 1e-5)
     d_y = cuda.device_array((ROWS, N), np.float32)
     kernel[4, 128](cuda.to_device(x), cuda.to_device(g), cuda.to_device(b), eps, d_y)
+    return bool(np.allclose(d_y.copy_to_host(), expected, rtol=1e-3))
+
+
+def _allclose_layernorm_triton(launcher) -> bool:
+    """25.4's launcher ``launcher(x, gamma, beta, eps, y)`` on device arrays, ε a Python float."""
+    _, x, g, b, _ = _inputs()
+    x64 = x.astype(np.float64)
+    mu = x64.mean(axis=1, keepdims=True)
+    expected = (x64 - mu) / np.sqrt(x64.var(axis=1, keepdims=True) + 1e-5)
+    d_y = cuda.device_array((ROWS, N), np.float32)
+    launcher(cuda.to_device(x), cuda.to_device(g), cuda.to_device(b), 1e-5, d_y)
     return bool(np.allclose(d_y.copy_to_host(), expected, rtol=1e-3))
 
 
@@ -56,4 +68,5 @@ def _allclose_backward(kernel) -> bool:
 
 
 HARNESS = {"layernorm_rows": _allclose_layernorm, "rmsnorm_rows": _allclose_rmsnorm,
-           "layernorm_backward": _allclose_backward}
+           "layernorm_backward": _allclose_backward,
+           "layernorm_triton": _allclose_layernorm_triton}
