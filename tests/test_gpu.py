@@ -245,9 +245,12 @@ def test_a_triton_kernel_runs_on_numba_arrays_timed_by_the_course_events():
     line = next((l for l in out.splitlines() if l.startswith("TRITON")), None)
     assert line is not None, out
     _, version, ok, torch_loaded, ms, gbps = line.split()
-    # (triton_bridge.view makes a Triton before 3.9 launch without PyTorch, on the legacy default
-    # stream; 3.9 does so itself.)
-    assert ok == "True" and torch_loaded == "False", out
+    # (Triton before 3.9 imports PyTorch itself where it is installed, and launches on PyTorch's
+    # current stream, the legacy default stream here; 3.9 launches without it, and so does an
+    # older Triton where PyTorch is blocked: test_triton_launches_where_the_judge_blocks_pytorch.)
+    assert ok == "True", out
+    if tuple(int(v) for v in version.split(".")[:2]) >= (3, 9):
+        assert torch_loaded == "False", out
     assert 500 < float(gbps) < 10_000, out          # a real bandwidth: the events saw the kernel
     assert "FAULT True" in out, out
 

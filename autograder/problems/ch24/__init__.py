@@ -57,7 +57,7 @@ three-pass kernel), ``triton_reference.py`` the course's Triton kernel (imports 
 """
 
 from autograder.problems.ch10 import at_warp_size
-from autograder.problems.ch24.notebook import (CHART, COPY, LENGTHS, VENDOR, chart,
+from autograder.problems.ch24.notebook import (CHART, COPY, LENGTHS, TRITON_CHART, VENDOR, chart,
                                                compare_triton, import_triton, measure, merge,
                                                missing, online_steps, recorded, time_cpu)
 from autograder.problems.ch24.references import (reference_softmax_rows, reference_softmax_triton,
@@ -70,7 +70,7 @@ from autograder.problems.ch24.specs import (BASELINES, EXP_ULPS, SPEED_SHAPE, TR
                                             triton_chain, warp_blocks, warp_chain)
 
 __all__ = ["BASELINES", "CHART", "COPY", "EXP_ULPS", "LENGTHS", "PROBLEMS", "SPEED_SHAPE",
-           "TRITON_DIVIDE", "TRITON_MAX_COLS", "TRITON_SPREAD", "VENDOR", "WARP_BLOCKS", "WORKED",
+           "TRITON_CHART", "TRITON_DIVIDE", "TRITON_MAX_COLS", "TRITON_SPREAD", "VENDOR", "WARP_BLOCKS", "WORKED",
            "at_warp_size", "chart", "compare_triton", "import_triton", "make_rows",
            "make_rows_fast", "measure",
            "merge", "missing", "online_steps", "recorded", "reference_softmax_rows",

@@ -20,6 +20,7 @@ from autograder.problems.ch24.specs import (BASELINES, TRITON_DIVIDE, TRITON_SPR
                                             softmax_tolerance)
 
 CHART = "ch24_measure"      # the measuring cell's recorded run: h200_ch24_measure.json here
+TRITON_CHART = "ch24_triton"   # the Triton comparison cell's recorded run: h200_ch24_triton.json
 LENGTHS = (32, 256, 1024, 4096, 16384, 65536)
 TOTAL = 1 << 25             # values per timed matrix (128 MiB in, 128 MiB out)
 COPY = "copy of the same bytes"
@@ -197,16 +198,17 @@ def missing(name: str = CHART) -> str:
             "a GPU, run the cell to see your own.")
 
 
-def chart(rows: list[dict] | None = None, ax=None):
+def chart(rows: list[dict] | None = None, ax=None, name: str = CHART):
     """GB/s over row length, one line per way (x read once and y written once per value), the
-    copy of the same bytes dashed. Without ``rows``: the course's recorded H200 run (None, with
-    :func:`missing` printed, while there is none)."""
+    copy of the same bytes dashed. Without ``rows``: the course's recorded H200 run ``name`` (the
+    measuring cell's, or :data:`TRITON_CHART`, Numba beside Triton; None, with :func:`missing`
+    printed, while there is none)."""
     import matplotlib.pyplot as plt
     title = "Row softmax, 2^25 values"
     if rows is None:
-        kept = recorded()
+        kept = recorded(name)
         if kept is None:
-            print(missing())
+            print(missing(name))
             return None
         rows, title = kept["rows"], f"{title}: measured by the course on {kept['device']}"
     if ax is None:
@@ -296,6 +298,6 @@ def compare_triton(warp_kernel, triton_launcher, lengths=TRITON_LENGTHS, total: 
                    lengths=lengths, total=total, repeats=repeats, course=False)
 
 
-__all__ = ["CHART", "COPY", "LENGTHS", "TOTAL", "TRITON_LENGTHS", "VENDOR", "chart",
+__all__ = ["CHART", "COPY", "TRITON_CHART", "LENGTHS", "TOTAL", "TRITON_LENGTHS", "VENDOR", "chart",
            "compare_triton", "import_triton", "measure", "merge", "missing", "online_steps",
            "recorded", "time_cpu"]

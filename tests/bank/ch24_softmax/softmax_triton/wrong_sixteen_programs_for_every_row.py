@@ -1,5 +1,6 @@
-# bank: fewer programs than rows (a grid-stride loop over rows) and each row read in pieces of 64 columns: a running (m, d) merged piece by piece with the online rule (m measured from 0 while it is -inf), then a second pass writing y; any row length; correct, full marks.
+# bank: right values (pieces of 64 columns merged with the online rule, a grid-stride loop over the rows), but only 16 programs for every row: on the H200 the 16,384 × 4,096 speed test took 47.5 ms against the course's 0.132 ms (0.3%, 5× NumPy), so it must lose the speed points.
 # naive: none
+# gpu-only: yes
 import triton
 import triton.language as tl
 from autograder.machine.triton_bridge import view
