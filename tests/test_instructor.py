@@ -168,7 +168,9 @@ def walkthrough_as(instructor: Instructor, top: Path, exchange: Path, people: di
         script = " && ".join(step.replace("nbgrader ", f"{env_dir}/bin/nbgrader ", 1)
                              for step in steps)
         entry = learners[name]
-        p = users.as_user(entry, "bash", "-c", f"cd {entry.pw_dir} && {script}")
+        # Three nbgrader commands in a row (fetch, copy, submit): 30 s each is plenty alone, but
+        # a loaded 2-core CI machine took longer once.
+        p = users.as_user(entry, "bash", "-c", f"cd {entry.pw_dir} && {script}", timeout=180)
         assert p.returncode == 0, f"{name}: {script}\n{p.stdout[-3000:]}\n{p.stderr[-3000:]}"
 
     solution = top / "solution.ipynb"      # what ana and ben hand in

@@ -218,11 +218,11 @@ def _add_user(name: str, home: Path) -> pwd.struct_passwd:
     return entry
 
 
-def as_user(entry: pwd.struct_passwd, *argv: str) -> subprocess.CompletedProcess:
+def as_user(entry: pwd.struct_passwd, *argv: str, timeout: float = 30) -> subprocess.CompletedProcess:
     """Run ``argv`` as that user (their uid, gid and groups)."""
     cmd = ["setpriv", f"--reuid={entry.pw_uid}", f"--regid={entry.pw_gid}", "--init-groups",
            "--", *argv]
-    return subprocess.run(cmd, capture_output=True, text=True, timeout=30, cwd="/",
+    return subprocess.run(cmd, capture_output=True, text=True, timeout=timeout, cwd="/",
                           env={"PATH": "/usr/bin:/bin", "HOME": entry.pw_dir, "LANG": "C"})
 
 

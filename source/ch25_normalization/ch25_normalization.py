@@ -5,7 +5,7 @@
 # kernels that read each row once, stay accurate on any input, and run backward too.
 #
 # **Before you start:** chapters 1–6 and 10 (warp shuffles written for any warp size above all).
-# **Time:** about 3½ hours, reading and exercises included (more in CPU mode, where the simulator
+# **Time:** about 3.5 hours, reading and exercises included (more in CPU mode, where the simulator
 # runs kernels slowly).
 #
 # ## What you will be able to do
