@@ -1,5 +1,6 @@
 """CPU mode: numba's CUDA simulator with what the course adds to it.
 
+- :mod:`.blocks`: a block's barrier as a condition the threads sleep on (the simulator polls);
 - :mod:`.cpu_mode`: the base hook (every simulated launch's ``cuda`` module gets the registered
   extensions) and the warp size as a parameter;
 - :mod:`.races`: shared- and global-memory races and divergent barriers, stopped with a message;
@@ -14,12 +15,14 @@ simulator from above, through :func:`cpu_mode.extension` and the simulator's cla
 
 from __future__ import annotations
 
-from autograder.machine.simulator import cpu_mode, races, stream, warp
+from autograder.machine.simulator import blocks, cpu_mode, races, stream, warp
 
 
 def install(warp_size: int = 32) -> None:
     """Hook the simulator once (the warp size is set on every call)."""
+    blocks.install()
     cpu_mode.install(warp_size=warp_size)
     races.install()
     warp.install()
     stream.install()
+    blocks.install_exit()
