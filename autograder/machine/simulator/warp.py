@@ -603,6 +603,7 @@ def _first_to_arrive(warp: _Warp, key, members: list[int]) -> list[int]:
     lines = tuple(line for _, line in key[1])
     seed = zlib.crc32(repr((warp.block.idx, warp.index, lines, warp.releases)).encode())
     rng = random.Random(seed)
+    members.sort()          # lane order, not arrival order: the threads' schedule is not ours
     first = [p for p in members if rng.random() < 0.5]
     if not first:
         first = [rng.choice(members)]
