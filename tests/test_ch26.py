@@ -411,3 +411,24 @@ def test_on_the_gpu_the_triton_solution_passes_checks_and_speed(tmp_path):
     ch26.attention_triton.check_speed(cell.attention_triton)
     with pytest.raises(ag.CheckFailed, match="not yours"):
         ch26.attention_triton.check_speed(ch26.reference_attention_triton())
+
+
+def test_nan_outputs_get_the_hint_that_names_their_cause():
+    """NaN only on the large-score heads: the hint names exp's overflow; NaN on row 0 of a
+    causal case (a mask hiding the diagonal): the hint names rows that saw no key; in 26.3's
+    terms for the Triton exercise."""
+    from autograder.core.checks import Outcome
+    from autograder.problems.ch26 import specs, triton_specs
+    for problem in (ch26.flash_attention, ch26.attention_triton):
+        case = next(c for c in problem.cases() if c.size[0] >= 2)
+        large = specs.large_score_heads(case.inputs)
+        assert large.any() and not large.all()
+        p_half = problem is ch26.attention_triton
+        overflow = _attention32(case.inputs, order="tiles", bug="no_max", p_half=p_half)
+        verdict = problem.judge(case, Outcome(outputs={"o": overflow}))
+        assert not verdict.passed and verdict.hint == specs.OVERFLOW_HINT, verdict
+        causal = problem.cases()[0]
+        hidden = _attention32(causal.inputs, order="tiles", bug="causal_strict", p_half=p_half)
+        verdict = problem.judge(causal, Outcome(outputs={"o": hidden}))
+        want = specs.NAN_HINT if problem is ch26.flash_attention else triton_specs.NAN_TAIL
+        assert not verdict.passed and want in verdict.hint, verdict

@@ -275,6 +275,42 @@ BASELINES = {
 
 # ---- the problems ------------------------------------------------------------------------------------
 
+OVERFLOW_HINT = (
+    "your kernel stored NaN (the check's poison value, so it reads as unwritten) only on heads "
+    "whose scores reach ±200: exp of an unshifted score above 88.7 is inf in float32, and "
+    "inf / inf is NaN. Subtract the row's maximum (the running maximum m, online) before exp: "
+    "every exponent is then ≤ 0.")
+
+NAN_HINT = (
+    "either these elements were never stored (blocks (ceil(n / T), bh), one query row per "
+    "thread, every row below n written), or your kernel stored NaN there (the check's poison "
+    "value): a row whose sum l stays 0 because it saw no key gives 0 / 0, as does a tile loop "
+    "that stops before the first tile or a causal mask that hides the diagonal (row i sees keys "
+    "0..i, so row 0 sees key 0); exp of a score above 88.7 without the maximum subtracted gives "
+    "inf / inf.")
+
+
+def large_score_heads(inputs) -> np.ndarray:
+    """Which heads have a score beyond exp's float32 overflow (|scale · q·k| > 88.7)."""
+    q, k = (np.asarray(inputs[x], np.float64) for x in ("q", "k"))
+    return np.array([np.abs(float(inputs["scale"]) * q[b] @ k[b].T).max() > 88.7
+                     for b in range(q.shape[0])])
+
+
+def diagnose_nan(case: Case, outcome) -> str | None:
+    """A hint for outputs left NaN: only on the large-score heads (overflow), or in general."""
+    got = outcome.outputs.get("o")
+    if got is None or np.shape(got) != tuple(case.size):
+        return None
+    bad = np.isnan(np.asarray(got)).any(axis=(1, 2))
+    if not bad.any():
+        return None
+    large = large_score_heads(case.inputs)
+    if np.all(large[bad]) and not large.all():
+        return OVERFLOW_HINT
+    return NAN_HINT
+
+
 class AttentionProblem(Problem):
     """Cases of size (bh, n, d), each with its own (causal, dtype) from :data:`VARIANTS` (or
     float32 only), and block sizes per backend."""
@@ -319,6 +355,12 @@ class AttentionProblem(Problem):
 
     def speed_inputs(self, rng, size):
         return make_attention(rng, *size, dtype=np.float16, causal=0, fast=True)
+
+    def judge(self, case: Case, outcome, show_inputs: bool = True):
+        verdict = super().judge(case, outcome, show_inputs=show_inputs)
+        if not verdict.passed and not outcome.error and "never written" in verdict.message:
+            verdict.hint = diagnose_nan(case, outcome) or verdict.hint
+        return verdict
 
     def simulated_threads(self, case: Case) -> float:
         bh, n, d = case.size

@@ -41,7 +41,8 @@ from autograder.core.spec import Case, being_graded
 from autograder.grading.problem import SpeedBar
 from autograder.machine import triton_bridge
 from autograder.problems.ch26.references import reference_attention_triton
-from autograder.problems.ch26.specs import (BASELINES, SPEED_SIZE, AttentionProblem, Sizes,
+from autograder.problems.ch26.specs import (BASELINES, OVERFLOW_HINT, SPEED_SIZE,
+                                            AttentionProblem, Sizes,
                                             attention_bound, attention_bytes, attention_flops,
                                             attention_host, attention_label, attention_sample,
                                             make_attention)
@@ -71,6 +72,10 @@ UNWRITTEN_HINT = (
     "every element of o must be stored: a grid of (cdiv(n, BLOCK_M), bh) programs, program "
     "(tile, b) storing rows tile · BLOCK_M ... + BLOCK_M − 1 of head b at offsets "
     "b · n · d + row · d + col, the store masked with row < n and col < d, not left out.")
+NAN_TAIL = (
+    "Or your kernel stored NaN there (the check's poison value): a row whose maximum stays −inf "
+    "(it saw no key: with the causal mask, row i must see keys 0..i, itself included) gives "
+    "−inf − (−inf) = NaN in exp and 0 / 0 at the end.")
 
 
 class TritonAttentionProblem(AttentionProblem):
@@ -85,7 +90,8 @@ class TritonAttentionProblem(AttentionProblem):
     def judge(self, case: Case, outcome, show_inputs: bool = True):
         verdict = super().judge(case, outcome, show_inputs=show_inputs)
         if not verdict.passed and "written" in verdict.message and not outcome.error:
-            verdict.hint = UNWRITTEN_HINT
+            verdict.hint = (OVERFLOW_HINT if verdict.hint == OVERFLOW_HINT
+                            else UNWRITTEN_HINT + " " + NAN_TAIL)
         return verdict
 
     def _without_triton(self, kind: str) -> bool:
