@@ -360,8 +360,10 @@ ag.problems.ch26.flash_attention.check_speed(flash_attention_kernel)
 # On a GPU, the next cell times your two kernels, the course's naive, Numba and Triton kernels,
 # and PyTorch's `scaled_dot_product_attention` where PyTorch is installed with a GPU (an optional
 # extra; the course never needs it) with two of its backends: **math**, which computes `S` with a
-# matrix product, the softmax, and `P V` with another, on the same float16 inputs; and **flash**,
-# FlashAttention-2's kernel on the tensor cores. Lengths 512 to 4096 with `bh · n = 32768` query
+# matrix product, the softmax, and `P V` with another, here on the inputs widened to float32 (so
+# in the precision your kernels compute in: cuBLAS's float32 products run on the CUDA cores, as
+# your FMAs do); and **flash**, FlashAttention-2's kernel on the float16 inputs and the tensor
+# cores. Lengths 512 to 4096 with `bh · n = 32768` query
 # rows every time, `d = 64` and `128`, float16 inputs, no mask; TFLOP/s counts `4·n²·d` per head.
 # The dashed line is the H200's float32 peak on its CUDA cores (67 TFLOP/s): what any kernel whose
 # arithmetic is float32 multiply-adds, yours included, can at most reach. In CPU mode it says that
@@ -562,9 +564,9 @@ else:
 # In the cell below, in 5 to 10 sentences, with numbers from this notebook (on a GPU your
 # measurements; without one the recorded H200 run, or your expectation from the peaks):
 #
-# 1. compare your Numba FlashAttention-style kernel with PyTorch's math backend (the same float16
-#    inputs, `S` materialised by matrix products) at `n = 4096`, `d = 64`: which is faster, and
-#    why, counting the bytes of `S` and where each one's multiply-adds run;
+# 1. compare your Numba FlashAttention-style kernel with PyTorch's math backend (float32, the
+#    precision of your kernel, `S` materialised by matrix products) at `n = 4096`, `d = 64`: which
+#    is faster, and why, counting the bytes of `S` and where each one's multiply-adds run;
 # 2. compare both with PyTorch's flash backend and your Triton kernel, and say why a kernel
 #    written in Numba cannot get near them: what numba-cuda does not expose, and what the two
 #    matrix products of attention run on instead;
@@ -579,22 +581,23 @@ else:
 # %% [markdown] nbgrader={"grade": true, "grade_id": "attention_answer", "locked": false, "points": 3, "schema_version": 3, "solution": true, "task": false}
 # *Model answer (in the solutions only; measured figures are the learner's own).* (1) At
 # `n = 4096`, `d = 64` one head's `S` is 64 MiB of float32. The math backend writes `S` with a
-# matrix product, runs the softmax as separate kernels (reading `S` and writing `P`), and reads
-# `P` in a second product: about 4 × 64 MiB per head through HBM, some 54 µs per head at
-# 4.8 TB/s, while its two products themselves run on the tensor cores (cuBLAS on float16) in a few
-# µs. My Numba kernel never writes `S`: it reads K and V once per block of 64 queries (about 2 MiB
-# per head, mostly from L2), so it is not limited by bytes but by its arithmetic: `4·n²·d = 4.3`
-# GFLOP per head as float32 FMAs, at best 64 µs per head at 67 TFLOP/s. The two are close in
-# principle; which one wins on the chart depends on how far below the float32 peak my kernel runs
-# (each thread's dot product and update read its local arrays, which live in local memory). (2)
+# float32 matrix product, runs the softmax as separate kernels (reading `S` and writing `P`), and
+# reads `P` in a second product: about 4 × 64 MiB per head through HBM, some 54 µs per head at
+# 4.8 TB/s, on top of its two products, which run on the CUDA cores like mine (cuBLAS's float32
+# GEMM reaches about 51 of the 67 TFLOP/s: 84 µs per head for the 4.3 GFLOP). My Numba kernel
+# never writes `S`: it reads K and V once per block of 64 queries (about 2 MiB per head, mostly
+# from L2), so it is limited by its arithmetic alone, `4·n²·d = 4.3` GFLOP per head as float32
+# FMAs, at best 64 µs per head. Which one wins on the chart depends on how far below the float32
+# peak my kernel runs (each thread's dot product and update read its local arrays, which live in
+# local memory), against cuBLAS's tuned products plus the traffic of `S`. (2)
 # The flash backend and the Triton kernel run both products on the tensor cores (`wgmma` on the
 # H200, 989 TFLOP/s in float16 with float32 accumulation) and keep `S` on chip: they are many
 # times faster than either. numba-cuda exposes no `mma`, `wgmma` or `wmma` (warp matrix
 # functions): a Numba kernel can only issue scalar float32 (or paired float16) FMAs on the CUDA
 # cores, so 67 TFLOP/s is its ceiling, about 7% of the tensor cores', however it is tiled. (3)
 # Taking my kernel's measured TFLOP/s over 67 gives its fraction of the float32 peak (set it
-# beside the course's kernel in the same run); the largest single step would be more work per thread from
-# registers: several query rows per thread with the q rows and accumulators in registers
+# beside the course's kernel in the same run); the largest single step would be more work per
+# thread from registers: several query rows per thread with the q rows and accumulators in registers
 # (unrolled, fixed `d`), so that each key element loaded from shared memory feeds several FMAs
 # instead of one.
 

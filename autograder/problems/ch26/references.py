@@ -128,9 +128,12 @@ def reference_attention_triton():
 
 
 def torch_sdpa(backend: str):
-    """PyTorch's ``scaled_dot_product_attention`` restricted to ``backend`` ("math" or "flash")
-    as ``run(q, k, v, scale, causal, o)`` over device arrays, or None where PyTorch with a GPU is
-    not installed (it is never a dependency of the course). The flash backend takes fp16 only."""
+    """PyTorch's ``scaled_dot_product_attention`` restricted to ``backend`` as ``run(q, k, v,
+    scale, causal, o)`` over float16 device arrays, or None where PyTorch with a GPU is not
+    installed (it is never a dependency of the course). "math": the inputs converted to float32
+    first (a copy of 3·n·d values, microseconds), so that S, the softmax and P V are computed in
+    float32, the precision of the course's Numba kernels; "flash": FlashAttention-2's kernel on
+    the float16 inputs (tensor cores), its float16 output widened into ``o``."""
     try:
         import torch
         from torch.nn.attention import SDPBackend, sdpa_kernel
@@ -142,6 +145,8 @@ def torch_sdpa(backend: str):
 
     def run(q, k, v, scale, causal, o):
         tq, tk, tv, to = (torch.as_tensor(a, device="cuda") for a in (q, k, v, o))
+        if backend == "math":
+            tq, tk, tv = tq.float(), tk.float(), tv.float()
         with sdpa_kernel(which):
             out = torch.nn.functional.scaled_dot_product_attention(
                 tq[None], tk[None], tv[None], is_causal=bool(causal), scale=float(scale))
