@@ -1,5 +1,5 @@
 # bank: the causal mask off by one: keys[None, :] < rows[:, None], so a row never sees itself and row 0 sees nothing (its maximum stays −inf: NaN); it must lose its points.
-# naive: allclose
+# naive: none
 import triton
 import triton.language as tl
 
