@@ -244,6 +244,13 @@ def test_the_speed_sample_agrees_with_the_whole_bound():
         want, allowed = problem.sampled(inputs, idx)
         assert np.allclose(want["o"], o.reshape(-1)[idx], rtol=1e-12, atol=1e-15)
         assert np.allclose(allowed["o"], tol.reshape(-1)[idx], rtol=1e-12)
+    causal = ch26.make_attention(rng, 2, 37, 16, dtype=np.float16, causal=1)
+    o, tol = ch26.attention_bound(causal["q"], causal["k"], causal["v"], causal["scale"], 1,
+                                  dot_factor=2, p_half=True)
+    idx = np.arange(0, 2 * 37 * 16, 7)
+    want, allowed = ch26.attention_triton.sampled(causal, idx)
+    assert np.allclose(want["o"], o.reshape(-1)[idx], rtol=1e-12, atol=1e-15)
+    assert np.allclose(allowed["o"], tol.reshape(-1)[idx], rtol=1e-12)
 
 
 # ---- the course's kernels, run -------------------------------------------------------------------------

@@ -129,8 +129,10 @@ def row_bound(q, k, v, scale, causal, rows=None, dot_factor: int = 1,
     phi = np.expm1(delta) + eps_exp + acc
     extra = 0.0
     if p_half:
-        extra = U16 * big_a + HALF_SUBNORMAL * (np.where(visible[:, :, None], np.abs(v)[None], 0.0)
-                                                .sum(axis=1)) / total
+        # Σ_j |v_jt| over the keys each row sees: all of them, or (causal) a prefix sum.
+        seen_v = (np.cumsum(np.abs(v), axis=0)[rows] if causal
+                  else np.abs(v).sum(axis=0)[None, :])
+        extra = U16 * big_a + HALF_SUBNORMAL * seen_v / total
     tol = (2.0 * phi * big_a + extra) / (1.0 - phi) + U32 * np.abs(o) + TINY32
     return o, np.where(phi < 0.25, tol, np.inf)
 
