@@ -418,9 +418,12 @@ except ag.timing.NeedsGPU as why:
 # - **A `tl.constexpr` flag** (`CAUSAL`) compiles a separate kernel for each value: the one
 #   without the mask has no mask code at all.
 #
-# In Numba, none of this exists: numba-cuda exposes no `mma` or `wgmma` instruction and no warp
-# matrix functions (`wmma`), so every multiply-add of your kernel is a float32 FMA on the CUDA
-# cores. The measuring cells show what that costs.
+# In Numba, none of this exists: the Python kernel language of numba-cuda has no `mma` or `wgmma`
+# instruction and no warp matrix functions (`wmma`), so every multiply-add of your kernel is a
+# float32 FMA on the CUDA cores. (A Numba kernel can call a device function written in CUDA C++,
+# declared with `cuda.declare_device` and linked with `@cuda.jit(link=[...])`, and such a function
+# may use `wmma`; but then the matrix product is CUDA C++, not Python, and the simulator cannot
+# run it.) The measuring cells show what that costs.
 #
 # **In CPU mode** Triton runs its interpreter: every program of the grid runs in NumPy, `tl.dot`
 # is a float32 NumPy matrix product, so the checks use a few heads of up to 77 tokens. The
@@ -592,9 +595,11 @@ else:
 # local memory), against cuBLAS's tuned products plus the traffic of `S`. (2)
 # The flash backend and the Triton kernel run both products on the tensor cores (`wgmma` on the
 # H200, 989 TFLOP/s in float16 with float32 accumulation) and keep `S` on chip: they are many
-# times faster than either. numba-cuda exposes no `mma`, `wgmma` or `wmma` (warp matrix
-# functions): a Numba kernel can only issue scalar float32 (or paired float16) FMAs on the CUDA
-# cores, so 67 TFLOP/s is its ceiling, about 7% of the tensor cores', however it is tiled. (3)
+# times faster than either. numba-cuda's kernel language has no `mma`, `wgmma` or `wmma` (warp
+# matrix functions): a kernel written in Numba can only issue scalar float32 (or paired float16)
+# FMAs on the CUDA cores, so 67 TFLOP/s is its ceiling, about 7% of the tensor cores', however it
+# is tiled (short of linking a device function written in CUDA C++ that uses `wmma`, which is no
+# longer a Numba kernel's arithmetic). (3)
 # Taking my kernel's measured TFLOP/s over 67 gives its fraction of the float32 peak (set it
 # beside the course's kernel in the same run); the largest single step would be more work per
 # thread from registers: several query rows per thread with the q rows and accumulators in registers
