@@ -88,10 +88,11 @@ for r in cpu_results:
 #
 # Mathematically `softmax(s)_j = exp(s_j) / Σ_k exp(s_k)` and subtracting any constant from every
 # score changes nothing. In float32 it changes everything: `exp` overflows above 88.72, and
-# `inf / inf` is NaN. Scores of attention are not small: `q·k` of two vectors of 64 values with a
-# spread of 7 each has a spread of about `7 · 7 · 8 = 392` before the scale, about 50 after it,
-# and a few of them reach 150 to 200 in every head of real size. **Predict before you run:** for
-# a row of two scores `[0, s]`, which `s` first breaks the plain formula?
+# `inf / inf` is NaN. Scores of attention need not be small: `q·k` of two vectors of 64 values
+# with a spread of 7 each has a spread of about `7 · 7 · 8 = 392` before the scale, about 50 after
+# it, and among the `n²` scores of a head the largest lie 3 to 5 spreads out, at 150 to 250.
+# **Predict before you run:** for a row of two scores `[0, s]`, which `s` first breaks the plain
+# formula?
 
 # %%
 for r in ch26.overflow_demo():
