@@ -466,8 +466,9 @@ else:
 # **What the check does.** float16 inputs, the kinds of heads of 26.1, the causal mask
 # alternating, `o` filled with NaN. Visible: one head of 40 tokens, 2 heads of 7, one token, all
 # at `d = 16`; hidden: 4 heads of 40, one of 77 at `d = 32`, and a random length. Every element
-# within 26.2's bound with the two changes above (γ of the scores doubled, and `2⁻¹¹ · A_t` plus a
-# float16 subnormal per key for the float16 weights). **The speed test** (on a GPU) is 26.2's, 16
+# within 26.2's bound with the two changes above (for the tensor cores' truncating sums,
+# `γ_(4(d+2))` for the scores and twice the roundings for the sums over the keys; for the float16
+# weights, `2⁻¹¹ · A_t` plus half a float16 subnormal per key). **The speed test** (on a GPU) is 26.2's, 16
 # heads of 4096 × 64 in float16, against the course's Triton kernel timed in the same run (you
 # need half its speed) and NumPy on the host (10×). In CPU mode it says that it needs a GPU.
 

@@ -110,8 +110,9 @@ HALF_SUBNORMAL = 2.0 ** -25  # half the spacing of float16's subnormals
 def row_bound(q, k, v, scale, causal, rows=None, dot_factor: int = 1,
               p_half: bool = False) -> tuple[np.ndarray, np.ndarray]:
     """(o, bound) of one head's rows ``rows`` (all by default) in float64: the module's bound.
-    ``dot_factor`` 2 for tensor cores (their float32 accumulation truncates: two units per
-    addition); ``p_half`` for a kernel that rounds the weights to float16 before P·V (26.3)."""
+    ``dot_factor`` 4 for tensor cores (their float32 accumulation truncates:
+    :mod:`.triton_specs`): γ_(4(d+2)) for the scores and γ_(2(2n_k+4)) for the sums;
+    ``p_half`` for a kernel that rounds the weights to float16 before P·V (26.3)."""
     q, k, v = (np.asarray(a, np.float64) for a in (q, k, v))
     n, d = q.shape
     rows = np.arange(n) if rows is None else np.asarray(rows)
@@ -125,7 +126,8 @@ def row_bound(q, k, v, scale, causal, rows=None, dot_factor: int = 1,
     delta = gamma(dot_factor * (d + 2)) * np.where(visible, a, 0.0).max(axis=1, keepdims=True)
     spread = top - low
     eps_exp = U32 * (4.0 * (nk + 2) + 3.0 * spread)
-    acc = (2.0 * nk + 4) * U32 / (1 - (2.0 * nk + 4) * U32)
+    terms = (2.0 * nk + 4) * max(1, dot_factor // 2)     # a tensor core's P·V: twice as many
+    acc = terms * U32 / (1 - terms * U32)
     phi = np.expm1(delta) + eps_exp + acc
     extra = 0.0
     if p_half:
