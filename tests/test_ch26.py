@@ -330,10 +330,11 @@ def test_measure_needs_a_gpu_in_cpu_mode():
 
 @needs_triton
 @pytest.mark.skipif(not CPU, reason="the measuring cell's launches, run once in CPU mode")
-def test_the_measuring_cell_runs_every_kind_and_checks_each_result(monkeypatch):
+def test_the_measuring_cell_runs_every_kind_and_checks_each_result(monkeypatch, tmp_path):
     """The GPU measuring cell's launches, run once each in the simulator (the Triton kernel in
-    its interpreter), its timer replaced by one call: the course's three kernels are right, a
-    launcher with the wrong scale is marked wrong, an unknown kind is refused with a sentence."""
+    its interpreter), its timer replaced by one call: the course's three kernels and the
+    notebook's naive solution (float32 arithmetic only on float32 inputs) are right, a launcher
+    with the wrong scale is marked wrong, an unknown kind is refused with a sentence."""
     from autograder.machine import timing
 
     def once(label, launch, repeats=0, nbytes=0, flops=0, **kw):
@@ -342,13 +343,16 @@ def test_the_measuring_cell_runs_every_kind_and_checks_each_result(monkeypatch):
     monkeypatch.setattr(timing, "require_gpu", lambda *a, **k: None)
     monkeypatch.setattr(timing, "time_gpu", once)
     triton_run = ch26.reference_attention_triton()
+    naive = _solution(tmp_path, "attention_naive_solution", NUMBA_PRELUDE, "naive_cell")
     wrong = {"twice the scale": ("call", lambda q, k, v, scale, causal, o:
-                                 triton_run(q, k, v, 2 * scale, causal, o))}
+                                 triton_run(q, k, v, 2 * scale, causal, o)),
+             "naive (the notebook's)": ("naive", naive.attention_naive_kernel)}
     rows = ch26.measure(wrong, lengths=(40,), head_dims=(16,), tokens=40, repeats=1,
                         vendors=False)
     right = {r["label"]: r["right"] for r in rows}
     assert right.pop("twice the scale") is False
-    assert set(right) == set(ch26.notebook.COURSE_RUNS) and all(right.values()), rows
+    assert set(right) == {*ch26.notebook.COURSE_RUNS, "naive (the notebook's)"}, rows
+    assert all(right.values()), rows
     assert all(r["tflops"] > 0 for r in rows)
     with pytest.raises(ValueError, match="'flash' or 'call', not 'softmax'"):
         ch26.measure({"x": ("softmax", None)}, lengths=(40,), head_dims=(16,), tokens=40)

@@ -99,7 +99,8 @@ def measure(kernels: dict | None = None, lengths=LENGTHS, head_dims=HEAD_DIMS, r
     inputs widened to float32: S, the softmax and P V in float32, the Numba kernels' precision)
     and its flash backend
     (tensor cores) where PyTorch is installed with a GPU, and ``kernels``: ``{label: ("naive",
-    kernel)}`` (26.1's launch, a scratch S), ``{label: ("flash", kernel)}`` (26.2's, blocks of
+    kernel)}`` (26.1's launch, a scratch S, the inputs widened to float32 as 26.1 takes them),
+    ``{label: ("flash", kernel)}`` (26.2's, blocks of
     64 rows) or ``{label: ("call", run)}`` (a launcher ``run(q, k, v, scale, causal, o)``: a
     Triton one). Rows: label, n, d, ms, tflops (4·n²·d per head), right (bool: 256 sampled
     outputs within 26.3's bound, the looser of the chapter's two)."""
@@ -133,6 +134,9 @@ def measure(kernels: dict | None = None, lengths=LENGTHS, head_dims=HEAD_DIMS, r
             want, allowed = attention_sample(inputs, idx, dot_factor=TRITON_DOT_FACTOR,
                                              p_half=True)
             dq, dk, dv = (cuda.to_device(inputs[x]) for x in ("q", "k", "v"))
+            # 26.1 takes float32 inputs: the same values widened, for the naive runs.
+            wide = [cuda.to_device(inputs[x].astype(np.float32)) for x in ("q", "k", "v")] \
+                if any(kind == "naive" for kind, _ in runs.values()) else None
             do = cuda.device_array((bh, n, d), np.float32)
             scale = inputs["scale"]
             flops = 4 * bh * n * n * d * (0.5 if causal else 1.0)
@@ -142,7 +146,7 @@ def measure(kernels: dict | None = None, lengths=LENGTHS, head_dims=HEAD_DIMS, r
                     blocks = -(-bh * n // 128)
 
                     def launch(i, k=k, s=s, blocks=blocks):
-                        k[blocks, 128](dq, dk, dv, scale, causal, s, do)
+                        k[blocks, 128](wide[0], wide[1], wide[2], scale, causal, s, do)
                 elif kind == "flash":
                     def launch(i, k=k):
                         k[(-(-n // 64), bh), 64](dq, dk, dv, scale, causal, do)
