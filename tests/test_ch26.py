@@ -26,6 +26,7 @@ F = np.float32
 TRITON_MISSING = triton_bridge.unavailable_reason()
 needs_triton = pytest.mark.skipif(TRITON_MISSING is not None, reason=TRITON_MISSING or "")
 NUMBA = (ch26.attention_naive, ch26.flash_attention)
+REPO_ROOT = __import__("pathlib").Path(__file__).resolve().parents[1]
 
 
 def _all_cases(problem):
@@ -299,6 +300,50 @@ def test_the_course_kernels_compile_for_an_h200_with_float16_and_float32_inputs(
         "a = types.float32[:, :, ::1]\n"
         "sigs.append((r.reference_attention_naive.__wrapped__(),"
         " (a, a, a, types.float32, types.int64, a, a)))\n"), 3)
+
+
+_TRITON_SM90 = """
+import os, sys
+os.environ.pop("TRITON_INTERPRET", None)
+sys.path.insert(0, sys.argv[1])
+import triton
+from triton.backends.compiler import GPUTarget
+from triton.compiler import ASTSource
+import kernels
+ptr = {"q_ptr": "*fp16", "k_ptr": "*fp16", "v_ptr": "*fp16", "o_ptr": "*fp32"}
+sig = {**ptr, "n": "i32", "d": "i32", "scale": "fp32", "CAUSAL": "constexpr",
+       "BLOCK_M": "constexpr", "BLOCK_N": "constexpr", "BLOCK_D": "constexpr"}
+for fn in (kernels.attention_kernel, kernels.attention_triton_kernel):
+    src = ASTSource(fn=fn, signature=sig,
+                    constexprs={"CAUSAL": True, "BLOCK_M": 64, "BLOCK_N": 32, "BLOCK_D": 64})
+    ptx = triton.compile(src, target=GPUTarget("cuda", 90, 32), options={"num_warps": 4}).asm["ptx"]
+    print(fn.__name__, "wgmma" in ptx)
+"""
+
+
+@needs_triton
+@pytest.mark.skipif(not CPU, reason="compiled for sm_90 without a GPU: CPU mode only")
+def test_the_triton_kernels_compile_for_an_h200_onto_the_tensor_cores(tmp_path):
+    """The course's Triton kernel and the notebook's solution compile for compute capability
+    9.0 (Triton's own compiler and ptxas, no GPU), and their tl.dot become wgmma instructions:
+    the tensor cores the chapter says they reach."""
+    import subprocess
+    import sys
+    reference = (REPO_ROOT / "autograder/problems/ch26/triton_reference.py").read_text()
+    course = reference[reference.index("@triton.jit"):reference.index("def attention(")]
+    cell = re.search(r'"grade_id": "attention_triton_solution".*?\n(.*?)(?=\ndef attention_triton\()',
+                     (REPO_ROOT / "source/ch26_attention/ch26_attention.py").read_text(),
+                     re.S).group(1)
+    cell = re.sub(r"^[ \t]*### (BEGIN|END) SOLUTION\n", "", cell, flags=re.M)
+    (tmp_path / "kernels.py").write_text("import triton\nimport triton.language as tl\n"
+                                         + course + "\n" + cell)
+    env = {k: v for k, v in __import__("os").environ.items() if k != "TRITON_INTERPRET"}
+    proc = subprocess.run([sys.executable, "-c", _TRITON_SM90, str(tmp_path)], env=env,
+                          capture_output=True, text=True, timeout=600)
+    if proc.returncode and "ptxas" in proc.stderr.lower() and "not found" in proc.stderr.lower():
+        pytest.skip("Triton's ptxas is missing: " + proc.stderr[-300:])
+    assert proc.stdout.split() == ["attention_kernel", "True", "attention_triton_kernel",
+                                   "True"], proc.stdout + proc.stderr[-3000:]
 
 
 # ---- the measuring cell and its chart ---------------------------------------------------------------------
