@@ -1,10 +1,10 @@
-"""The "measure it" cells of chapters 13–25 run on the GPU with the course's kernels, and
+"""The "measure it" cells of chapters 13–26 run on the GPU with the course's kernels, and
 ``ag.profile`` run on a kernel defined here, as a learner's notebook defines it. Every row goes to
 ``$OUT/measure_chNN.json``; each cell's picture is recorded (``ag.experiments.steps`` with
 ``AAG_RECORD``) as ``$OUT/record/h200_chNN_measure.json``, to be copied into the chapter's folder,
 where the cell shows it to learners without a GPU.
 
-    python3 scripts/gpu-measure.py [--out DIR] [parts: ch13 ... ch25, profile]
+    python3 scripts/gpu-measure.py [--out DIR] [parts: ch13 ... ch26, profile]
 
 On the GPU machine through ``scripts/gpu-check measure``. Each part is timed with CUDA events
 after warm-up (the chapters' own ``measure``); one failing part does not stop the others."""
@@ -162,6 +162,18 @@ def ch25() -> list[dict]:
     return rows
 
 
+def ch26() -> list[dict]:
+    """Chapter 26's measuring cell with the course's kernels (naive, FlashAttention-style in
+    Numba, Triton) and PyTorch's SDPA, math and flash backends, where torch is installed:
+    recorded as $AAG_RECORD/h200_ch26_measure.json for CPU mode. Then, not recorded, the causal
+    pass at n = 4096, d = 64 (the tiles past the diagonal skipped: about half the work)."""
+    from autograder.problems import ch26 as c
+    rows = c.measure()
+    c.record(rows, os.environ["AAG_RECORD"])   # $AAG_RECORD/h200_ch26_measure.json
+    causal = c.measure(lengths=(4096,), head_dims=(64,), causal=1)
+    return rows + [{**r, "label": r["label"] + ", causal"} for r in causal]
+
+
 @cuda.jit
 def learner_scale(x, out, factor):       # a kernel as a learner's notebook cell defines it
     i = cuda.grid(1)
@@ -186,7 +198,7 @@ def profile() -> dict:
 
 PARTS = {"ch13": ch13, "ch14": ch14, "ch15": ch15, "ch16": ch16, "ch17": ch17, "ch18": ch18,
          "ch19": ch19, "ch20": ch20, "ch21": ch21, "ch22": ch22, "ch24": ch24, "ch24t": ch24t, "ch25": ch25,
-         "profile": profile}
+         "ch26": ch26, "profile": profile}
 
 
 def main() -> int:
