@@ -55,12 +55,17 @@ def test_the_spec_is_attention_with_and_without_the_causal_mask():
 # ---- float32 orders of evaluation, emulated ----------------------------------------------------------
 
 def _exp(x, rng):
-    """float32 exp, off by up to 2 ulp when ``rng`` is given (CUDA's expf is within 2 ulp)."""
+    """float32 exp, off by up to 2 ulp when ``rng`` is given (CUDA's expf is within 2 ulp), but
+    exp(0) = 1 exactly, as on the GPU: the rescaling of a row whose maximum did not move (a
+    masked key's step among them) costs nothing. (Perturbing it too put the GPU's causal case of
+    1,537 keys, one key at a time, at 1.05 times the bound on a row that sees 2 keys and stepped
+    past 1,535 masked ones.)"""
     with np.errstate(over="ignore", invalid="ignore"):
         e = np.exp(x.astype(F)).astype(F)
     if rng is None:
         return e
-    return (e * (1.0 + rng.uniform(-2, 2, e.shape) * 2.0 ** -23)).astype(F)
+    off = np.where(x == 0, 0.0, rng.uniform(-2, 2, e.shape) * 2.0 ** -23)
+    return (e * (1.0 + off)).astype(F)
 
 
 def _scores(q, k, scale, scale_first, bug):
@@ -195,12 +200,15 @@ def test_float16_weights_and_tensor_core_sums_stay_within_the_triton_bound():
 
 def test_the_bound_is_meaningful():
     """Finite everywhere, and far below the size of the outputs: under 1% of Σ w|v| on every
-    CPU case (a bug of one key's weight is larger on the moderate heads)."""
+    CPU case (a bug of one key's weight is larger on the moderate heads). On a GPU's larger cases
+    26.3's bound (tensor cores' truncating sums, weights in float16) reaches a median of 3.1% of
+    the outputs at d = 128 (2.1% at n = 1029): under 5% there."""
+    limit = 5e-2 if ag.backend.is_gpu else 1e-2
     for problem in ch26.PROBLEMS:
         for case in _all_cases(problem):
             expected, tol = problem.reference_values(case)
             assert np.all(np.isfinite(tol["o"])), (problem.name, case.label)
-            assert np.median(tol["o"] / np.maximum(np.abs(expected["o"]), 1e-3)) < 1e-2, \
+            assert np.median(tol["o"] / np.maximum(np.abs(expected["o"]), 1e-3)) < limit, \
                 (problem.name, case.label)
 
 
