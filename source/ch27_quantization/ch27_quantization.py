@@ -329,7 +329,7 @@ except ag.timing.NeedsGPU as why:
 #
 # **What the check does.** 27.1's launches, groups, scales and activations, the int4 values over
 # the whole range −8 to 7 (nibbles 0 to 15), the padding nibble of an odd `K` set to anything.
-# Visible: B × N × K = 3 × 5 × 150, 1 × 4 × 37 and 2 × 3 × 1; hidden: other sizes (B up to 16),
+# Visible: B × N × K = 3 × 5 × 100, 1 × 4 × 37 and 2 × 3 × 1; hidden: other sizes (B up to 16),
 # 4 times the largest visible one, at warp sizes 64 and 32 in CPU mode. The bound is 27.1's,
 # per output. **The speed test** (on a GPU) multiplies 16384 × 8192 int4 weights (64 MiB, G = 128)
 # by 8 activation rows, against the course's kernel (half its speed) and NumPy on the host (10×).

@@ -447,8 +447,8 @@ def diagnose_int4(inputs, got) -> str | None:
 # ---- the problems --------------------------------------------------------------------------------------
 # CPU: K not a multiple of 32, 64 or G (a ragged last group), K = 1 (one column, one group), fewer
 # rows than the launch has warps and more; G drawn from 16, 32, 64. Hidden: 4 times the largest
-# visible case's multiply-adds (N·K: 10 × 301 against 5 × 150; B·N·K: 5 × 9 × 201 against
-# 3 × 5 × 150). GPU: chip-sized cases and the same edges.
+# visible case's multiply-adds (N·K: 10 × 301 against 5 × 150; B·N·K: 5 × 6 × 201 against
+# 3 × 5 × 100). GPU: chip-sized cases and the same edges.
 
 INT8_CPU = Sizes(visible=((5, 150), (3, 37), (4, 1)),
                  hidden=((10, 301), (6, 64), (3, 2)), hidden_random=(1, 2, 120))
@@ -476,10 +476,10 @@ int8_matvec = QuantProblem(
                 "shuffles at any warp size."),
 )
 
-INT4_CPU = Sizes(visible=((3, 5, 150), (1, 4, 37), (2, 3, 1)),
-                 hidden=((5, 9, 201), (16, 2, 30), (1, 6, 3)), hidden_random=(1, 2, 90))
-INT4_GPU = Sizes(visible=((8, 4096, 4099), (3, 5, 150), (1, 4, 37), (2, 3, 1)),
-                 hidden=((16, 4096, 8191), (5, 9, 201), (16, 2, 30), (1, 6, 3)),
+INT4_CPU = Sizes(visible=((3, 5, 100), (1, 4, 37), (2, 3, 1)),
+                 hidden=((5, 6, 201), (16, 1, 30), (1, 6, 3)), hidden_random=(1, 2, 90))
+INT4_GPU = Sizes(visible=((8, 4096, 4099), (3, 5, 100), (1, 4, 37), (2, 3, 1)),
+                 hidden=((16, 4096, 8191), (5, 6, 201), (16, 1, 30), (1, 6, 3)),
                  hidden_random=(3, 1, 6000), speed=SPEED_MATMUL)
 
 int4_matmul = QuantProblem(

@@ -15,7 +15,7 @@ exact zeros, which round nothing), each product w·x, q·x·s or q·(s·x) round
 group's partial sum may be multiplied by its scale once: c_T = K + ceil(K / G) + 4
 (:func:`triton_chain`), with 27.2's form, γ_c · Σ|w·x|. This is looser than 27.2's bound for long
 rows, and still far below what the plain bugs give on the checks' cases, whose rows are short
-(K ≤ 301 in CPU mode): a nibble swapped or taken without its offset, a neighbouring group's scale
+(K ≤ 201 in CPU mode): a nibble swapped or taken without its offset, a neighbouring group's scale
 and a ragged last group dropped are off by the size of the terms themselves, float16 sums and
 float16 dequantised weights by far more than γ_c (``tests/test_ch27.py``).
 
