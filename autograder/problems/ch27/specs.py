@@ -347,7 +347,7 @@ def shape_label(size) -> str:
     return f"B = {b}, N = {n}, K = {k}"
 
 
-def _label(case: Case) -> str:
+def case_label(case: Case) -> str:
     return f"{shape_label(case.size)}, G = {int(case.inputs['group'])}"
 
 
@@ -370,7 +370,7 @@ class QuantProblem(Problem):
     def _with_warps(self, cases: list[Case], warps: list[int]) -> list[Case]:
         for case, warp in zip(cases, warps):
             case.inputs["warp_size"] = int(warp)
-            case.label = f"{_label(case)} at warp size {int(warp)}"
+            case.label = f"{case_label(case)} at warp size {int(warp)}"
         return cases
 
     def _random_sizes(self, rng, count: int, lo: int, hi: int, dims: int) -> list[tuple]:
@@ -396,7 +396,7 @@ class QuantProblem(Problem):
         cases = []
         for size, threads in zip(sizes, shapes):
             case = Case(size=size, inputs=self.make_inputs(rng, size))
-            case.label = _label(case)
+            case.label = case_label(case)
             case.threads, case.blocks = threads, self.blocks_for(size, threads)
             cases.append(case)
         if hidden and not device.current().is_gpu:

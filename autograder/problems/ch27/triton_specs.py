@@ -35,7 +35,7 @@ from autograder.grading.problem import SpeedBar
 from autograder.machine import triton_bridge
 from autograder.problems.ch27.references import reference_int4_triton
 from autograder.problems.ch27.specs import (INT4_BASELINES, INT4_CPU, INT4_GPU, QuantProblem,
-                                            _label, dequantize, groups, int4_inputs,
+                                            case_label, dequantize, groups, int4_inputs,
                                             int4_sample, int4_spec, int4_speed_inputs,
                                             matmul_bytes, matmul_flops, product_host,
                                             shape_label, unpack_int4)
@@ -84,7 +84,7 @@ class TritonQuantProblem(QuantProblem):
         cases = []
         for size in sizes:
             case = Case(size=size, inputs=self.make_inputs(rng, size))
-            case.label = _label(case)
+            case.label = case_label(case)
             cases.append(case)
         return cases
 
