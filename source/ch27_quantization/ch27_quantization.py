@@ -417,8 +417,8 @@ ag.problems.ch27.int4_matmul.check_speed(int4_matmul_kernel)
 # - **The sum.** `tl.sum(w0 * x0[None, :] + w1 * x1[None, :], axis=1)` adds each weight row's
 #   part; a `BLOCK_N` float32 accumulator carries it over the loop.
 # - **The grid** is `(B, cdiv(N, BLOCK_N))`, activation rows first: the B programs that read the
-#   same block of weights are numbered one after another, run side by side, and all but the first
-#   find the weights in L2. Each program still reads them, so this is not the one read of 27.2,
+#   same block of weights are numbered one after another and run side by side, so most of their
+#   reads of the weights are served by L2. Each program still reads them, so this is not the one read of 27.2,
 #   and the comparison below shows what that costs.
 # - **Masks.** The bytes past the row's `(K + 1) // 2` (`other=0`), the odd column `2j + 1 = K`
 #   (`other=0.0` for `x`, which makes its product 0) and the rows past `N`.
@@ -528,7 +528,7 @@ ag.problems.ch27.int4_matmul_triton.check_speed(int4_matmul_triton)
 # **Triton beside Numba.** On a GPU, the next cell times your Triton kernel, the course's, the
 # course's Numba int4 kernel and your 27.2 kernel at the measuring cell's sizes, with PyTorch's
 # float16 product where it is installed and the copies. Look at B = 8: your Numba kernel reads each
-# weight once for all eight rows, the Triton grid reads it eight times (from L2 after the first).
+# weight once for all eight rows, the Triton grid reads it eight times (mostly from L2).
 # In CPU mode the cell says that it needs a GPU.
 
 # %%
@@ -574,7 +574,7 @@ else:
 # prints the fraction of the copy: a kernel that reads one byte per lane per load and then does a
 # conversion, a multiply and an add per byte issues many instructions per byte moved; with 32
 # bytes per warp load, the loads in flight, not the bytes, set the pace, and loading 4 bytes per
-# lane (or 16 as Triton does for uint8 tiles) raises the fraction. (3) In the table, float16
+# lane (four weights unpacked with shifts) raises the fraction. (3) In the table, float16
 # weights give a relative error of 2.1·10⁻⁴, int8 with G = 128 6.4·10⁻³ (30 times more) and int4
 # 0.12 (about 600 times more): each loses about the spacing of its grid (11, 7 and 3 significant
 # bits). The outlier at 20 σ makes its group's scale several times larger (20 σ against the

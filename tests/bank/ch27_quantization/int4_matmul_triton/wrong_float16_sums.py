@@ -1,5 +1,5 @@
 # bank: dequantises into float16 (q times the float16 scale) and multiplies and sums each tile in float16 before adding to a float16 accumulator: far outside the float32 bound on rows of 100 columns; it must lose the points.
-# naive: allclose
+# naive: none
 import triton
 import triton.language as tl
 
