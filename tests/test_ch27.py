@@ -431,3 +431,46 @@ def test_tiny_is_the_floor_of_every_bound():
     case = ch27.int8_matvec.cases()[0]
     _, tol = ch27.int8_matvec.reference_values(case)
     assert np.all(tol["y"] >= TINY32)
+
+
+# ---- on a GPU ------------------------------------------------------------------------------------------
+
+def _bank_kernel(tmp_path, exercise: str, entry: str, name: str):
+    """A bank entry's kernel, imported from a file as a learner's cell defines it."""
+    import importlib.util
+    from pathlib import Path
+    source = Path(__file__).parent / "bank" / "ch27_quantization" / exercise / f"{entry}.py"
+    path = tmp_path / f"ch27_{entry}.py"
+    path.write_text("import numpy as np\nfrom numba import cuda\nimport autograder as ag\n"
+                    + source.read_text())
+    spec = importlib.util.spec_from_file_location(path.stem, path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return getattr(module, name)
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("exercise, entry, name", [
+    ("int8_matvec", "ok_groups_loop", "int8_matvec_kernel"),
+    ("int4_matmul", "ok_local_sums_per_batch_row", "int4_matmul_kernel"),
+])
+def test_on_the_gpu_a_learner_kernel_passes_its_checks_and_speed(tmp_path, exercise, entry, name):
+    """On a GPU: a correct learner kernel (the bank's, written as the notebook's solution) passes
+    the visible and hidden cases (chip-sized ones included) and the speed test against the course's
+    kernel and NumPy."""
+    problem = getattr(ch27, exercise)
+    kernel = _bank_kernel(tmp_path, exercise, entry, name)
+    problem.check(kernel)
+    problem.check_hidden(kernel)
+    problem.check_speed(kernel)
+
+
+@pytest.mark.gpu
+def test_on_the_gpu_the_triton_kernel_passes_and_the_course_one_is_refused(triton_kernels):
+    problem = ch27.int4_matmul_triton
+    mine = triton_kernels.launcher("right")
+    problem.check(mine)
+    problem.check_hidden(mine)
+    problem.check_speed(mine)
+    with pytest.raises(ag.CheckFailed, match="not yours"):
+        problem.check_speed(ch27.reference_int4_triton())
