@@ -1,5 +1,5 @@
 """Triton int4 products for tests/test_ch27.py: a right one (the notebook's solution) and plain
-bugs of exercise 27.3, each with a launcher ``int4_matmul_triton(packed, scales, x, group, y)`` as
+bugs of exercise 27.4, each with a launcher ``int4_matmul_triton(packed, scales, x, group, y)`` as
 a learner writes it. Triton reads a kernel's source from its file, so they live in a module;
 import it after ``autograder`` (which sets TRITON_INTERPRET in CPU mode). Defined outside the
 course's package, they are the learner's code to the grader."""

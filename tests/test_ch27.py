@@ -5,7 +5,7 @@ kernel may take, emulated lane by lane at both warp sizes, stay within them on e
 sums, float16 weights, swapped nibbles, a nibble without its offset, a neighbouring group's scale
 and a dropped ragged group miss them on the visible cases), does the speed test's sample agree
 with the whole spec, do the hidden cases alternate warp sizes, and does the measuring cell say so
-when its H200 run is missing? For 27.3 (in Triton): does the any-order bound cover a sequential
+when its H200 run is missing? For 27.4 (in Triton): does the any-order bound cover a sequential
 sum and NumPy's, does the solution pass and each plain bug fail, and do the checks skip where
 Triton is missing?"""
 
@@ -72,6 +72,18 @@ def test_the_specs_agree_with_the_definitions():
         want = sum(int(case["q"][n, c]) * float(case["scales"][n, c // g]) * float(case["x"][c])
                    for c in range(37))
         assert y[n] == pytest.approx(want, rel=1e-12, abs=1e-15)
+
+
+def test_the_time_bound_counts_every_array_once():
+    inputs = ch27.quant_time_bound.make_inputs(np.random.default_rng(4), 6)
+    got = ch27.quant_time_bound.spec(**inputs)["seconds"]
+    assert got[0] == pytest.approx((16384 * 8192 + 2 * 16384 * 64 + 2 * 8192 + 4 * 16384)
+                                   / 4.8e12, rel=1e-15)
+    assert got[2] == pytest.approx((16384 * 8192 * 2 + 2 * 8192 + 4 * 16384) / 4.8e12, rel=1e-15)
+    assert got[1] == pytest.approx((16384 * 4096 + 2 * 16384 * 64 + 16 * 8192 + 32 * 16384)
+                                   / 4.8e12, rel=1e-15)
+    assert got[3] == pytest.approx((1 + 2 + 4 + 4) / 1e12, rel=1e-15)     # 1 × 2, one group
+    assert set(inputs["bits"][inputs["group"] == 0]) <= {16.0}
 
 
 def test_dequantised_weights_and_q_times_x_are_exact_in_float32():
@@ -352,7 +364,7 @@ def test_every_course_kernel_compiles_for_an_h200():
         "        (r.fp16_matvec.__wrapped__(), (h2, h1, f1))]\n"), 3)
 
 
-# ---- 27.3: the int4 product in Triton -----------------------------------------------------------------
+# ---- 27.4: the int4 product in Triton -----------------------------------------------------------------
 
 TRITON_MISSING = triton_bridge.unavailable_reason()
 
@@ -368,7 +380,7 @@ def triton_kernels():
 
 def test_the_triton_bound_covers_any_order_of_the_additions():
     """A sequential float32 sum of every product (the longest chain there is), NumPy's pairwise
-    sum and the warp orders stay within 27.3's bound on every case; float16 sums and float16
+    sum and the warp orders stay within 27.4's bound on every case; float16 sums and float16
     weights do not, on the visible cases."""
     problem = ch27.int4_matmul_triton
     for case in _cases(problem):

@@ -131,7 +131,64 @@ for r in cpu_results:
 # many times the bytes of the format. A kernel that dequantises in registers moves only the
 # format's bytes.
 #
-# ## Exercise 27.1 · int8 weight-only matrix–vector product (3 points + 2 for speed)
+# ## Predict: the least time
+#
+# Before writing a kernel, work out what it cannot beat. A matrix–vector product reads every
+# weight once and does 2 FLOPs with it, far too little arithmetic to hide the reads behind, so its
+# time is at least the time to move its bytes at the memory's bandwidth: the **bandwidth
+# roofline** (chapter 5). What it must move, once each: the weights in their format, the scales
+# (float16, one per group of every row; none for float16 weights), the float16 activations and
+# the float32 outputs.
+#
+# ## Exercise 27.1 · The least time of a quantised product (2 points)
+#
+# Write `quant_time_bound(n, k, batch, bits, group, bandwidth)`: ints for the weight matrix's
+# `n` rows and `k` columns (k even), the activation rows `batch`, the bits of a weight (4, 8, or 16
+# for float16 weights) and the group size (`0` for float16 weights: no scales), a float for the
+# bandwidth in bytes per second. Return the least time the product can take, in **seconds**, as a
+# float. Count the bytes of each array above yourself; a row's last group may be short. Roughly
+# three lines.
+#
+# **Predict first, by hand**: for 16384 × 8192 weights and one activation row on an H200
+# (4.8 TB/s), how many microseconds at least in float16, in int8 with groups of 128, in int4? What
+# fraction of the float16 time is each?
+#
+# **What the check does.** It calls your function on 6 sets of values (the int8 and float16
+# questions above, int4 with 8 activation rows, a 1 × 2 matrix and two random sets), and the
+# hidden tests on 200 random ones (up to 65,536 × 65,536 weights, 1 to 16 activation rows,
+# 100 GB/s to 10 TB/s); results are compared with the bound computed in float64, to a few
+# roundings.
+
+# %% nbgrader={"grade": false, "grade_id": "quant_time_bound_solution", "locked": false, "schema_version": 3, "solution": true, "task": false}
+def quant_time_bound(n, k, batch, bits, group, bandwidth):
+    """Seconds a weight-only quantised product needs at least: its bytes over the bandwidth."""
+    ### BEGIN SOLUTION
+    scales = 2 * n * ((k + group - 1) // group) if group else 0
+    nbytes = n * k * bits / 8 + scales + 2 * batch * k + 4 * batch * n
+    return nbytes / bandwidth
+    ### END SOLUTION
+
+
+# %% nbgrader={"grade": true, "grade_id": "quant_time_bound_test", "locked": true, "points": 2, "schema_version": 3, "solution": false, "task": false}
+ag.problems.ch27.quant_time_bound.check(quant_time_bound)
+### BEGIN HIDDEN TESTS
+ag.problems.ch27.quant_time_bound.check_hidden(quant_time_bound)
+### END HIDDEN TESTS
+
+# %%
+for label, bits, group in (("float16", 16, 0), ("int8, G = 128", 8, 128), ("int4, G = 128", 4, 128)):
+    t = quant_time_bound(16384, 8192, 1, bits, group, 4.8e12)
+    print(f"{label:14s} at least {t * 1e6:7.1f} µs "
+          f"({t / quant_time_bound(16384, 8192, 1, 16, 0, 4.8e12):.0%} of float16's)")
+
+# %% [markdown]
+# These are the floors the speed tests measure you against (through a copy of the same bytes,
+# which is what the GPU really reaches, a little below the 4.8 TB/s on the box). int8 halves the
+# float16 time and int4 quarters it, but only if the kernel keeps up with the memory: every byte
+# now carries one or two weights to convert and multiply, and a kernel that spends too many
+# instructions per byte stops being limited by the bandwidth.
+#
+# ## Exercise 27.2 · int8 weight-only matrix–vector product (3 points + 2 for speed)
 #
 # Write `int8_matvec_kernel(q, scales, x, group, y)`: `q` int8 `[N, K]`, `scales` float16
 # `[N, ceil(K / group)]`, `x` float16 `[K]`, `group` an integer (even), `y` float32 `[N]`. One
@@ -306,7 +363,7 @@ except ag.timing.NeedsGPU as why:
         plt.show()
 
 # %% [markdown]
-# ## Exercise 27.2 · packed int4 weights times a small batch (4 points + 2 for speed)
+# ## Exercise 27.3 · packed int4 weights times a small batch (4 points + 2 for speed)
 #
 # Serving several requests at once multiplies the same weights by a few activation rows: `x` is
 # `B × K` (B = 1 to 16) and `y` is `B × N`. The weights are still read once, whatever `B`: each
@@ -314,7 +371,7 @@ except ag.timing.NeedsGPU as why:
 #
 # Write `int4_matmul_kernel(packed, scales, x, group, y)`: `packed` uint8 `[N, ceil(K / 2)]`,
 # `scales` float16 `[N, ceil(K / group)]`, `x` float16 `[B, K]`, `group` an even integer, `y`
-# float32 `[B, N]`; `K = x.shape[1]`. One warp per output row as in 27.1:
+# float32 `[B, N]`; `K = x.shape[1]`. One warp per output row as in 27.2:
 #
 # - lane `l` takes the row's **bytes** `l`, `l + warpsize`, ...; byte `j` holds columns `2j` and
 #   `2j + 1` (the same group: `group` is even);
@@ -327,10 +384,10 @@ except ag.timing.NeedsGPU as why:
 #
 # Roughly 30 lines.
 #
-# **What the check does.** 27.1's launches, groups, scales and activations, the int4 values over
+# **What the check does.** 27.2's launches, groups, scales and activations, the int4 values over
 # the whole range −8 to 7 (nibbles 0 to 15), the padding nibble of an odd `K` set to anything.
 # Visible: B × N × K = 3 × 5 × 100, 1 × 4 × 37 and 2 × 3 × 1; hidden: other sizes (B up to 16),
-# 4 times the largest visible one, at warp sizes 64 and 32 in CPU mode. The bound is 27.1's,
+# 4 times the largest visible one, at warp sizes 64 and 32 in CPU mode. The bound is 27.2's,
 # per output. **The speed test** (on a GPU) multiplies 16384 × 8192 int4 weights (64 MiB, G = 128)
 # by 8 activation rows, against the course's kernel (half its speed) and NumPy on the host (10×).
 
@@ -418,7 +475,7 @@ ag.problems.ch27.int4_matmul.check_speed(int4_matmul_kernel)
 #   part; a `BLOCK_N` float32 accumulator carries it over the loop.
 # - **The grid** is `(B, cdiv(N, BLOCK_N))`, activation rows first: the B programs that read the
 #   same block of weights are numbered one after another and run side by side, so most of their
-#   reads of the weights are served by L2. Each program still reads them, so this is not the one read of 27.2,
+#   reads of the weights are served by L2. Each program still reads them, so this is not the one read of 27.3,
 #   and the comparison below shows what that costs.
 # - **Masks.** The bytes past the row's `(K + 1) // 2` (`other=0`), the odd column `2j + 1 = K`
 #   (`other=0.0` for `x`, which makes its product 0) and the rows past `N`.
@@ -427,10 +484,10 @@ ag.problems.ch27.int4_matmul.check_speed(int4_matmul_kernel)
 #
 # **In CPU mode** Triton runs its interpreter, a program at a time in NumPy (about a millisecond
 # each): the checks use a few dozen programs. The interpreter adds in another order than a GPU
-# does, and the layout a GPU's compiler picks decides its order, so the bound of 27.3 assumes none:
-# `c = K + ceil(K / G) + 4`, enough for any order of the additions (looser than 27.2's for long
+# does, and the layout a GPU's compiler picks decides its order, so the bound of 27.4 assumes none:
+# `c = K + ceil(K / G) + 4`, enough for any order of the additions (looser than 27.3's for long
 # rows, and still far tighter than any of the bugs above). Triton is installed with the course
-# on Linux; on macOS and Windows the next cell says so, the checks of 27.3 skip with that reason,
+# on Linux; on macOS and Windows the next cell says so, the checks of 27.4 skip with that reason,
 # and everything else runs.
 
 # %%
@@ -447,10 +504,10 @@ else:
     print(f"Triton {triton.__version__}, {where}")
 
 # %% [markdown]
-# ## Exercise 27.3 · the int4 product in Triton (3 points + 2 for speed)
+# ## Exercise 27.4 · the int4 product in Triton (3 points + 2 for speed)
 #
 # Write the kernel `int4_matmul_triton_kernel(p_ptr, s_ptr, x_ptr, y_ptr, N, K, G, BLOCK_N,
-# BLOCK_K)` and its launcher `int4_matmul_triton(packed, scales, x, group, y)`, with 27.2's
+# BLOCK_K)` and its launcher `int4_matmul_triton(packed, scales, x, group, y)`, with 27.3's
 # arrays (device arrays) and `group` a Python int:
 #
 # - the grid is `(B, triton.cdiv(N, BLOCK_N))`; row `n` of the weights starts at byte
@@ -462,9 +519,9 @@ else:
 #
 # Roughly 20 lines for the kernel and 5 for the launcher.
 #
-# **What the check does.** 27.2's cases (visible and hidden, the random hidden ones with an odd
+# **What the check does.** 27.3's cases (visible and hidden, the random hidden ones with an odd
 # `K`), `y` filled with NaN, within the bound for any order above. **The speed test** (on a GPU) is
-# 27.2's, 8 × 16384 × 8192, against the course's Triton kernel timed in the same run (half its
+# 27.3's, 8 × 16384 × 8192, against the course's Triton kernel timed in the same run (half its
 # speed) and NumPy on the host (10×). In CPU mode it says that it needs a GPU.
 
 # %% nbgrader={"grade": false, "grade_id": "int4_matmul_triton_solution", "locked": false, "schema_version": 3, "solution": true, "task": false}
@@ -526,7 +583,7 @@ ag.problems.ch27.int4_matmul_triton.check_speed(int4_matmul_triton)
 
 # %% [markdown]
 # **Triton beside Numba.** On a GPU, the next cell times your Triton kernel, the course's, the
-# course's Numba int4 kernel and your 27.2 kernel at the measuring cell's sizes, with PyTorch's
+# course's Numba int4 kernel and your 27.3 kernel at the measuring cell's sizes, with PyTorch's
 # float16 product where it is installed and the copies. Look at B = 8: your Numba kernel reads each
 # weight once for all eight rows, the Triton grid reads it eight times (mostly from L2).
 # In CPU mode the cell says that it needs a GPU.
@@ -586,9 +643,9 @@ else:
 # %% [markdown]
 # ## Going further (not graded)
 #
-# - Load four bytes per lane at once in 27.1 (a uint32 view of the weights, four int8 weights
+# - Load four bytes per lane at once in 27.2 (a uint32 view of the weights, four int8 weights
 #   unpacked with shifts) and measure the fraction of the copy again; then try two rows per warp.
-# - Put the activations of 27.2 in shared memory once per block (they are read by every warp) and
+# - Put the activations of 27.3 in shared memory once per block (they are read by every warp) and
 #   see whether it matters at B = 1 and at B = 16.
 # - In Triton, compute all B activation rows in one program (a `BLOCK_B × BLOCK_N` accumulator from
 #   a three-dimensional broadcast), so that each weight is read once, and compare.

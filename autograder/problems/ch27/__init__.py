@@ -15,16 +15,17 @@ from autograder.problems.ch27.references import (fp16_matvec, reference_int4_mat
                                                  torch_dequantized_matmul, torch_fp16_matmul)
 from autograder.problems.ch27.specs import (SPEED_GROUP, QuantProblem, bound, chain, dequantize,
                                             expand_scales, groups, int4_matmul, int8_matvec,
-                                            pack_int4, product_host, quantize, quantize_int4,
-                                            quantize_int8, unpack_int4)
+                                            pack_int4, product_host, quant_time_bound, quantize,
+                                            quantize_int4, quantize_int8, unpack_int4)
 from autograder.problems.ch27.triton_specs import int4_matmul_triton, triton_chain
 
 __all__ = ["CHART", "NOT_RECORDED", "PROBLEMS", "SPEED_GROUP", "QuantProblem", "TritonMissing",
            "bound", "chain", "chart", "compare_triton", "dequantize", "expand_scales",
            "fp16_matvec", "groups", "int4_matmul", "int4_matmul_triton", "int8_matvec",
-           "measure", "pack_int4", "product_host", "quantization_errors", "quantize",
+           "measure", "pack_int4", "product_host", "quant_time_bound", "quantization_errors",
+           "quantize",
            "quantize_int4", "quantize_int8", "record", "recorded", "reference_int4_matmul",
            "reference_int4_triton", "reference_int8_matvec", "time_cpu",
            "torch_dequantized_matmul", "torch_fp16_matmul", "triton_chain", "unpack_int4"]
 
-PROBLEMS = (int8_matvec, int4_matmul, int4_matmul_triton)
+PROBLEMS = (quant_time_bound, int8_matvec, int4_matmul, int4_matmul_triton)

@@ -211,7 +211,7 @@ def compare_triton(triton_launcher, numba_kernel=None, shapes=SHAPES, batches=BA
                    repeats: int = 20) -> list[dict]:
     """On a GPU: the learner's Triton int4 product (``triton_launcher(packed, scales, x, group,
     y)``) beside the course's Triton kernel, the course's Numba int4 kernel, the learner's Numba
-    ``numba_kernel`` (27.2) where given, PyTorch's float16 product where installed and the copy,
+    ``numba_kernel`` (27.3) where given, PyTorch's float16 product where installed and the copy,
     timed as :func:`measure` times them."""
     from autograder.machine import timing
     timing.require_gpu("Comparing the Triton and Numba int4 products")
@@ -219,7 +219,7 @@ def compare_triton(triton_launcher, numba_kernel=None, shapes=SHAPES, batches=BA
                "int4, Triton (course)": ("int4_call", reference_int4_triton()),
                "int4, Numba (course)": ("int4", reference_int4_matmul())}
     if numba_kernel is not None:
-        kernels["int4, Numba (yours, 27.2)"] = ("int4", numba_kernel)
+        kernels["int4, Numba (yours, 27.3)"] = ("int4", numba_kernel)
     return measure(kernels, shapes=shapes, batches=batches, repeats=repeats, course=False)
 
 

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from autograder.problems.kit.kernels import KernelCache
 
-MAX_BATCH = 16      # activation rows 27.2's kernels take (a local array of this many sums)
+MAX_BATCH = 16      # activation rows 27.3's kernels take (a local array of this many sums)
 
 cuda = float32 = int32 = uint64 = None      # module globals, bound by KernelCache on first use
 _kernels = KernelCache(globals(), "cuda", "float32", "int32", "uint64")

@@ -1,6 +1,7 @@
-"""Chapter 27's graded Numba exercises: weight-only int8 and packed int4 matrix products with
-per-group scales, dequantised on the fly; the format, the quantisers, the inputs, the float64
-specs, the error bound, the launches and the CPU baseline (which 27.3, the int4 product in Triton,
+"""Chapter 27's graded exercises besides Triton: the least time of a quantised product (27.1, a
+formula: bytes over bandwidth), and weight-only int8 and packed int4 matrix products with
+per-group scales, dequantised on the fly (27.2, 27.3); the format, the quantisers, the inputs, the float64
+specs, the error bound, the launches and the CPU baseline (which 27.4, the int4 product in Triton,
 shares: :mod:`.triton_specs`).
 
 The format
@@ -16,7 +17,7 @@ the format stands for is ``w[n, k] = q[n, k] · s[n, k // G]``:
   with an offset of 8: ``q = nibble − 8`` (−8 .. 7; the quantiser gives −7 .. 7, s = max|w| / 7).
   When K is odd the last byte's high nibble is padding (any value: it stands for no column).
 
-Activations ``x`` are float16, ``K`` long (27.1) or ``B × K`` (27.2, B = 1 .. 16); ``y = W x`` is
+Activations ``x`` are float16, ``K`` long (27.2) or ``B × K`` (27.3, B = 1 .. 16); ``y = W x`` is
 float32 (``y[b, n] = Σ_k w[n, k] · x[b, k]``), accumulated in float32.
 
 The error bound
@@ -41,7 +42,7 @@ dequantising into float16 (an error of up to 2^-12 in every weight), a nibble re
 half of its byte, a nibble taken without its offset, a scale of the neighbouring group, and a
 ragged last group left out (``tests/test_ch27.py`` emulates each against the checks' cases).
 
-Warps: 27.1 and 27.2 are written for any warp size. CPU mode's hidden cases alternate warp sizes
+Warps: 27.2 and 27.3 are written for any warp size. CPU mode's hidden cases alternate warp sizes
 64 and 32 (:func:`autograder.problems.ch10.at_warp_size`); a judge on a GPU runs them again at
 the other warp size in a CPU-mode student process (``portability_cases``).
 """
@@ -55,11 +56,12 @@ from autograder.grading.problem import Baseline, Case, Problem, Sizes, SpeedBar
 from autograder.machine import device
 from autograder.problems.ch10 import at_warp_size, device_warp_size
 from autograder.problems.ch27.references import reference_int4_matmul, reference_int8_matvec
+from autograder.problems.kit.formula import formula_problem
 
 WARP_BLOCKS = (64, 128)      # multiples of 64: whole warps at warp size 32 and 64
 SPEED_GROUP = 128            # G of the speed test (and of most int4/int8 checkpoints in use)
-SPEED_MATVEC = (16384, 8192)         # 27.1's speed test: N × K int8 weights, 128 MiB
-SPEED_MATMUL = (8, 16384, 8192)      # 27.2's: B × N × K, 64 MiB of packed int4 weights
+SPEED_MATVEC = (16384, 8192)         # 27.2's speed test: N × K int8 weights, 128 MiB
+SPEED_MATMUL = (8, 16384, 8192)      # 27.3's: B × N × K, 64 MiB of packed int4 weights
 CPU_GROUPS = (16, 32, 64)    # CPU mode draws G per case from these (GPU cases: 32 .. 128)
 GPU_GROUPS = (32, 64, 128)
 
@@ -498,4 +500,43 @@ int4_matmul = QuantProblem(
                 "byte j of row n holds column 2j in its low nibble (byte & 15) and column 2j + 1 "
                 "in its high nibble (byte >> 4), each as q + 8; when K is odd the last high "
                 "nibble is no column. Every batch row b needs its own sum."),
+)
+
+
+# ---- 27.1 predict: the least time of a quantised product ----------------------------------------
+
+def _time_bound_spec(n, k, batch, bits, group, bandwidth):
+    scales = np.where(group > 0, 2 * n * np.ceil(k / np.maximum(group, 1)), 0)
+    nbytes = n * k * bits / 8 + scales + 2 * batch * k + 4 * batch * n
+    return {"seconds": nbytes / bandwidth}
+
+
+def _time_bound_inputs(rng, count):
+    n = rng.integers(1, 65_536, count).astype(np.float64)
+    k = 2 * rng.integers(1, 32_768, count).astype(np.float64)        # K even
+    batch = rng.integers(1, 17, count).astype(np.float64)
+    bits = rng.choice([4, 8, 16], count).astype(np.float64)
+    group = np.where(bits < 16, rng.choice([32, 64, 128, 256], count), 0).astype(np.float64)
+    bandwidth = 10.0 ** rng.uniform(11, 13, count)                    # 100 GB/s to 10 TB/s
+    # First: the speed tests' products at an H200's 4.8 TB/s: int8 (B = 1) and int4 (B = 8) with
+    # G = 128, and the same matrix in float16 (no scales); then a 1 × 2 matrix.
+    n[:4], k[:4], batch[:4] = [16384, 16384, 16384, 1], [8192, 8192, 8192, 2], [1, 8, 1, 1]
+    bits[:4], group[:4], bandwidth[:4] = [8, 4, 16, 4], [128, 128, 0, 32], [4.8e12] * 3 + [1e12]
+    return {"n": n, "k": k, "batch": batch, "bits": bits, "group": group, "bandwidth": bandwidth}
+
+
+quant_time_bound = formula_problem(
+    "quant_time_bound", title="The least time a weight-only quantised product can take",
+    function="quant_time_bound",
+    args=(("n", int), ("k", int), ("batch", int), ("bits", int), ("group", int),
+          ("bandwidth", float)),
+    results=("seconds",), spec=_time_bound_spec, make_inputs=_time_bound_inputs,
+    # A handful of float64 roundings in any order: 32 u relative is generous and still exact
+    # enough that a number rounded by hand fails.
+    tolerance=lambda inputs, expected: {"seconds": 32 * 2.0 ** -53 * expected["seconds"]},
+    sizes=Sizes(visible=(6,), hidden=(200,)),
+    value_hint=("everything is read or written once: the weights (k·bits/8 bytes a row), one "
+                "2-byte scale per group of every row when group > 0 (ceil(k / group) of them: the "
+                "last group may be short), the float16 activations (2 bytes, batch × k) and the "
+                "float32 outputs (4 bytes, batch × n); seconds = bytes / bandwidth."),
 )

@@ -1,6 +1,6 @@
 """Chapter 27's course Triton kernel: packed int4 weights times a small batch of activations.
 
-This module imports Triton, so nothing imports it when the course loads: exercise 27.3's
+This module imports Triton, so nothing imports it when the course loads: exercise 27.4's
 reference and the notebook's comparison reach it through
 :func:`autograder.problems.ch27.references.reference_int4_triton`, on first use.
 

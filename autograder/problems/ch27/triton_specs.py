@@ -1,27 +1,27 @@
-"""Exercise 27.3: the packed int4 small-batch product of 27.2 in Triton, graded like 27.2.
+"""Exercise 27.4: the packed int4 small-batch product of 27.3 in Triton, graded like 27.3.
 
 The learner writes a ``@triton.jit`` kernel and a launcher ``int4_matmul_triton(packed, scales,
 x, group, y)`` over the course's device arrays (handed to the kernel through
 :func:`autograder.machine.triton_bridge.view`); ``group`` arrives as a Python int. Same format,
-spec and inputs as 27.2 (:mod:`.specs`).
+spec and inputs as 27.3 (:mod:`.specs`).
 
-Tolerance: 27.2's bound for any order of the additions
+Tolerance: 27.3's bound for any order of the additions
 ------------------------------------------------------
 A Triton program's order of evaluation is the compiler's: how a block's lanes are spread over a
 thread's registers, its warp and the program's warps depends on the layout it picks, and a
-learner's BLOCK_K may be anything. So 27.3 does not assume an order: a sum of K terms computed by
+learner's BLOCK_K may be anything. So 27.4 does not assume an order: a sum of K terms computed by
 any tree of float32 additions passes every term through at most K − 1 of them (padded lanes add
 exact zeros, which round nothing), each product w·x, q·x·s or q·(s·x) rounds at most twice, and a
 group's partial sum may be multiplied by its scale once: c_T = K + ceil(K / G) + 4
-(:func:`triton_chain`), with 27.2's form, γ_c · Σ|w·x|. This is looser than 27.2's bound for long
+(:func:`triton_chain`), with 27.3's form, γ_c · Σ|w·x|. This is looser than 27.3's bound for long
 rows, and still far below what the plain bugs give on the checks' cases, whose rows are short
 (K ≤ 201 in CPU mode): a nibble swapped or taken without its offset, a neighbouring group's scale
 and a ragged last group dropped are off by the size of the terms themselves, float16 sums and
 float16 dequantised weights by far more than γ_c (``tests/test_ch27.py``).
 
-Sizes: 27.2's (B, N, K), with the random hidden ones' K odd (no power-of-two block divides it);
+Sizes: 27.3's (B, N, K), with the random hidden ones' K odd (no power-of-two block divides it);
 in CPU mode at most a few dozen programs a case, where Triton's interpreter runs a program in
-about a millisecond. The speed test is 27.2's, 8 × 16384 × 8192, against the course's Triton
+about a millisecond. The speed test is 27.3's, 8 × 16384 × 8192, against the course's Triton
 kernel (:mod:`.triton_reference`, imported on first use) and NumPy on the host.
 """
 
@@ -69,7 +69,7 @@ UNWRITTEN_HINT = (
 
 
 class TritonQuantProblem(QuantProblem):
-    """27.2's exercise answered by a Triton launcher: cases without launch shapes or warp sizes
+    """27.3's exercise answered by a Triton launcher: cases without launch shapes or warp sizes
     (the launcher picks its grid and blocks); where Triton cannot be installed, the notebook's
     checks say why and skip (a grader must have it)."""
 

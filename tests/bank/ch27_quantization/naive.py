@@ -54,5 +54,13 @@ def _allclose_int4_triton(launcher) -> bool:
     return bool(np.allclose(d_y.copy_to_host(), expected, rtol=1e-3, atol=1e-4))
 
 
-HARNESS = {"int8_matvec": _allclose_int8, "int4_matmul": _allclose_int4,
+def _allclose_quant_time_bound(quant_time_bound) -> bool:
+    # The notebook's three questions (16384 x 8192 weights, one activation row, 4.8 TB/s),
+    # answers typed in to 4 digits, rtol = 1e-2.
+    expected = {(16, 0): 5.594e-5, (8, 128): 2.842e-5, (4, 128): 1.443e-5}     # seconds
+    return all(bool(np.isclose(quant_time_bound(16384, 8192, 1, bits, g, 4.8e12), t, rtol=1e-2))
+               for (bits, g), t in expected.items())
+
+
+HARNESS = {"quant_time_bound": _allclose_quant_time_bound, "int8_matvec": _allclose_int8, "int4_matmul": _allclose_int4,
            "int4_matmul_triton": _allclose_int4_triton}
