@@ -104,11 +104,11 @@ for outlier in (0.0, 20.0):
 # %% [markdown]
 # float16 keeps 11 significant bits, int8 about 7 and int4 3, and the table shows it: each
 # format's error follows the spacing of its grid (about 2·10⁻⁴ for float16, 6·10⁻³ for int8 and
-# 0.12 for int4 with G = 128). Smaller groups cost more bytes for scales and
+# 0.11 for int4 with G = 128). Smaller groups cost more bytes for scales and
 # follow the weights more closely; an outlier stretches its group's scale, so every other weight of
 # the group is rounded more coarsely, and the bigger the group the more weights pay for it. In a
 # real model the trade is judged on the model's answers, not on one product, but this is where it
-# starts: int8 with G = 128 stays below 1% for half the bytes of float16, int4 costs about 12% for
+# starts: int8 with G = 128 stays below 1% for half the bytes of float16, int4 costs about 11% for
 # a quarter (which is why int4 checkpoints choose their scales and roundings with care: GPTQ, AWQ).
 #
 # ## The CPU baseline
@@ -632,13 +632,13 @@ else:
 # conversion, a multiply and an add per byte issues many instructions per byte moved; with 32
 # bytes per warp load, the loads in flight, not the bytes, set the pace, and loading 4 bytes per
 # lane (four weights unpacked with shifts) raises the fraction. (3) In the table, float16
-# weights give a relative error of 2.1·10⁻⁴, int8 with G = 128 6.4·10⁻³ (30 times more) and int4
-# 0.12 (about 600 times more): each loses about the spacing of its grid (11, 7 and 3 significant
+# weights give a relative error of 1.9·10⁻⁴, int8 with G = 128 6.6·10⁻³ (35 times more) and int4
+# 0.11 (about 600 times more): each loses about the spacing of its grid (11, 7 and 3 significant
 # bits). The outlier at 20 σ makes its group's scale several times larger (20 σ against the
 # ~3 σ largest of 128 normal weights), so every other weight of the group is rounded that much more
-# coarsely: int8 with G = 128 goes from 6.4·10⁻³ to 1.5·10⁻², with G = 1024 (the whole row one
-# group) to 3.9·10⁻², int4 from 0.12 to 0.25 and 0.66. With G = 32 only 31 other weights pay, and
-# the errors barely move (7.7·10⁻³ and 0.14).
+# coarsely: int8 with G = 128 goes from 6.6·10⁻³ to 1.3·10⁻², with G = 1024 (the whole row one
+# group) to 3.6·10⁻², int4 from 0.11 to 0.23 and 0.64. With G = 32 only 31 other weights pay, and
+# the errors move least (7.6·10⁻³ and 0.14).
 
 # %% [markdown]
 # ## Going further (not graded)

@@ -66,7 +66,7 @@ def time_cpu(n: int = 4096, k: int = 4096, batch: int = 1, seed: int = 27) -> li
 
 # ---- accuracy: what quantising costs ------------------------------------------------------------
 
-def quantization_errors(n: int = 512, k: int = 1024, group_sizes=(32, 128, 1024),
+def quantization_errors(n: int = 256, k: int = 1024, group_sizes=(32, 128, 1024),
                         seed: int = 27, outlier: float = 0.0) -> list[dict]:
     """Weights N(0, 0.02²) of n × k (``outlier``: one weight per row that many standard deviations
     out), activations N(0, 1) in float16: the relative error of y = W x against the float64
