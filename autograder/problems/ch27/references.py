@@ -153,3 +153,41 @@ def torch_dequantized_matmul():
         w = tq.to(torch.float16) * ts.repeat_interleave(int(group), dim=1)[:, :k]
         ty.copy_(torch.matmul(tx, w.T).float())
     return run
+
+
+def _torch_on_gpu():
+    """PyTorch with a GPU, or ImportError saying why not (what ``aag bench`` expects of a
+    vendor: it skips the vendor's column with the reason)."""
+    import torch
+    if not torch.cuda.is_available():
+        raise ImportError("PyTorch is installed without a GPU")
+    return torch
+
+
+def torch_int8_vendor():
+    """For ``aag bench``: PyTorch, which has no int8 weight-only kernel of its own, dequantising
+    the int8 weights to float16 and multiplying with cuBLAS, each call, as ``run(inputs,
+    outputs)``."""
+    torch = _torch_on_gpu()
+
+    def run(inputs, outputs):
+        q, s, x = (torch.as_tensor(inputs[k], device="cuda") for k in ("q", "scales", "x"))
+        g = int(inputs["group"])
+        w = q.to(torch.float16) * s.repeat_interleave(g, dim=1)[:, :q.shape[1]]
+        torch.as_tensor(outputs["y"], device="cuda").copy_(torch.mv(w, x).float())
+    return run
+
+
+def torch_int4_vendor():
+    """For ``aag bench``: PyTorch unpacking the int4 weights on the GPU, dequantising them to
+    float16 and multiplying with cuBLAS, each call, as ``run(inputs, outputs)``."""
+    torch = _torch_on_gpu()
+
+    def run(inputs, outputs):
+        p, s, x = (torch.as_tensor(inputs[k], device="cuda") for k in ("packed", "scales", "x"))
+        k, g = x.shape[1], int(inputs["group"])
+        q = torch.stack(((p & 15).to(torch.int8) - 8, (p >> 4).to(torch.int8) - 8), dim=2)
+        w = q.reshape(p.shape[0], -1)[:, :k].to(torch.float16)
+        w = w * s.repeat_interleave(g, dim=1)[:, :k]
+        torch.as_tensor(outputs["y"], device="cuda").copy_((x @ w.T).float())
+    return run

@@ -55,7 +55,8 @@ from autograder.core.checks import TINY32, U32, gamma
 from autograder.grading.problem import Baseline, Case, Problem, Sizes, SpeedBar
 from autograder.machine import device
 from autograder.problems.ch10 import at_warp_size, device_warp_size
-from autograder.problems.ch27.references import reference_int4_matmul, reference_int8_matvec
+from autograder.problems.ch27.references import (reference_int4_matmul, reference_int8_matvec,
+                                                 torch_int4_vendor, torch_int8_vendor)
 from autograder.problems.kit.formula import formula_problem
 
 WARP_BLOCKS = (64, 128)      # multiples of 64: whole warps at warp size 32 and 64
@@ -468,7 +469,8 @@ int8_matvec = QuantProblem(
     cpu_sizes=INT8_CPU, gpu_sizes=INT8_GPU, size_label=shape_label,
     bytes_moved=matvec_bytes, flops=matvec_flops, baselines=INT8_BASELINES,
     reference=reference_int8_matvec, speed_inputs=int8_speed_inputs,
-    speed_launch=speed_shape, sample_spec=int8_sample,
+    speed_launch=speed_shape, sample_spec=int8_sample, vendor=torch_int8_vendor,
+    vendor_label="PyTorch: dequantise to float16, then cuBLAS",
     # The reference reads every byte of W once, as this kernel must: half its speed passes.
     speed=SpeedBar(min_fraction_of_reference=0.5, baseline="numpy", min_speedup=10.0),
     value_hint=("y[n] = Σ_k q[n, k] · scales[n, k // group] · x[k], in float32: convert q, the "
@@ -494,7 +496,8 @@ int4_matmul = QuantProblem(
     cpu_sizes=INT4_CPU, gpu_sizes=INT4_GPU, size_label=shape_label,
     bytes_moved=matmul_bytes, flops=matmul_flops, baselines=INT4_BASELINES,
     reference=reference_int4_matmul, speed_inputs=int4_speed_inputs,
-    speed_launch=speed_shape, sample_spec=int4_sample,
+    speed_launch=speed_shape, sample_spec=int4_sample, vendor=torch_int4_vendor,
+    vendor_label="PyTorch: unpack, dequantise to float16, then cuBLAS",
     speed=SpeedBar(min_fraction_of_reference=0.5, baseline="numpy", min_speedup=10.0),
     value_hint=("y[b, n] = Σ_k q[n, k] · scales[n, k // group] · x[b, k] with K = x.shape[1]: "
                 "byte j of row n holds column 2j in its low nibble (byte & 15) and column 2j + 1 "

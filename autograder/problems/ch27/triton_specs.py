@@ -33,7 +33,7 @@ from autograder.core.checks import TINY32, gamma
 from autograder.core.spec import Case, being_graded
 from autograder.grading.problem import SpeedBar
 from autograder.machine import triton_bridge
-from autograder.problems.ch27.references import reference_int4_triton
+from autograder.problems.ch27.references import reference_int4_triton, torch_int4_vendor
 from autograder.problems.ch27.specs import (INT4_BASELINES, INT4_CPU, INT4_GPU, QuantProblem,
                                             case_label, dequantize, groups, int4_inputs,
                                             int4_sample, int4_spec, int4_speed_inputs,
@@ -125,7 +125,8 @@ int4_matmul_triton = TritonQuantProblem(
     tolerance=_triton_tolerance, launch=_launch,
     cpu_sizes=INT4_CPU, gpu_sizes=INT4_GPU, size_label=shape_label,
     bytes_moved=matmul_bytes, flops=matmul_flops, baselines=INT4_BASELINES,
-    reference=reference_int4_triton, speed_inputs=int4_speed_inputs,
+    reference=reference_int4_triton, speed_inputs=int4_speed_inputs, vendor=torch_int4_vendor,
+    vendor_label="PyTorch: unpack, dequantise to float16, then cuBLAS",
     sample_spec=_triton_sample,
     speed=SpeedBar(min_fraction_of_reference=0.5, baseline="numpy", min_speedup=10.0),
     kernel_language="triton",
