@@ -201,11 +201,13 @@ for label, bits, group in (("float16", 16, 0), ("int8, G = 128", 8, 128), ("int4
 #   `float32(x[k])` to a float32 sum;
 # - the lanes add their sums with `cuda.shfl_xor_sync`, and one lane writes `y[row]`.
 #
-# Two ways to find a column's scale: `scales[row, k // group]` for every column (an integer
-# division per weight), or a loop over the groups with the scale read once per group and an inner
-# loop over the lane's columns of that group (the last group ends at `K`, not at the next multiple
-# of `group`). Both are right; the second also lets you multiply a group's partial sum `Σ q · x` by
-# its scale once. Write every constant and conversion as `float32(...)`: a float16 value times a
+# Two ways to find a column's scale: `scales[row, k // group]` for every column, or a loop over
+# the groups with the scale read once per group and an inner loop over the lane's columns of that
+# group (the last group ends at `K`, not at the next multiple of `group`). Both are right, but
+# only the second is fast: `k // group` of two int64 values is a 64-bit integer division, which a
+# GPU runs as a subroutine of dozens of instructions, for every weight, where the rest of the
+# work is a conversion and two multiply-adds. The loop over groups also lets you multiply a
+# group's partial sum `Σ q · x` by its scale once. Write every constant and conversion as `float32(...)`: a float16 value times a
 # Python number is float16 in CPU mode and float64 on a GPU. Write it for **any warp size**
 # (`cuda.warpsize`, the mask `~uint64(0) >> (64 − cuda.warpsize)`). Roughly 20 lines.
 #
@@ -373,7 +375,8 @@ except ag.timing.NeedsGPU as why:
 # `scales` float16 `[N, ceil(K / group)]`, `x` float16 `[B, K]`, `group` an even integer, `y`
 # float32 `[B, N]`; `K = x.shape[1]`. One warp per output row as in 27.2:
 #
-# - lane `l` takes the row's **bytes** `l`, `l + warpsize`, ...; byte `j` holds columns `2j` and
+# - a loop over the row's groups as in 27.2 (a group is `group // 2` bytes), and in each, lane `l`
+#   takes the group's **bytes** `l`, `l + warpsize`, ...; byte `j` holds columns `2j` and
 #   `2j + 1` (the same group: `group` is even);
 # - unpack it as integers: `v = int32(packed[row, j])`, then `(v & 15) − 8` and `(v >> 4) − 8`.
 #   Convert to `int32` first: in CPU mode a uint8 minus 8 wraps round to 248 and more;
@@ -401,21 +404,23 @@ def int4_matmul_kernel(packed, scales, x, group, y):
     mask = ~uint64(0) >> (64 - cuda.warpsize)
     rows, nbytes = packed.shape
     batch, k = x.shape
+    half = group // 2
     acc = cuda.local.array(16, float32)
     for row in range(warp, rows, warps):
         for b in range(batch):
             acc[b] = float32(0.0)
-        for j in range(lane, nbytes, cuda.warpsize):
-            v = int32(packed[row, j])
-            c = 2 * j
-            s = float32(scales[row, c // group])
-            w0 = float32((v & 15) - 8) * s
-            w1 = float32((v >> 4) - 8) * s
-            for b in range(batch):
-                t = w0 * float32(x[b, c])
-                if c + 1 < k:
-                    t += w1 * float32(x[b, c + 1])
-                acc[b] += t
+        for g in range(scales.shape[1]):
+            s = float32(scales[row, g])
+            for j in range(g * half + lane, min(g * half + half, nbytes), cuda.warpsize):
+                v = int32(packed[row, j])
+                w0 = float32((v & 15) - 8) * s
+                w1 = float32((v >> 4) - 8) * s
+                c = 2 * j
+                for b in range(batch):
+                    t = w0 * float32(x[b, c])
+                    if c + 1 < k:
+                        t += w1 * float32(x[b, c + 1])
+                    acc[b] += t
         for b in range(batch):
             total = acc[b]
             offset = cuda.warpsize // 2
