@@ -379,7 +379,7 @@ except ag.timing.NeedsGPU as why:
 #   takes the group's **bytes** `l`, `l + warpsize`, ...; byte `j` holds columns `2j` and
 #   `2j + 1` (the same group: `group` is even);
 # - unpack it as integers: `v = int32(packed[row, j])`, then `(v & 15) − 8` and `(v >> 4) − 8`.
-#   Convert to `int32` first: in CPU mode a uint8 minus 8 wraps round to 248 and more;
+#   Convert to `int32` first: in CPU mode a uint8 minus 8 wraps round (0 − 8 gives 248);
 # - a float32 sum per activation row, kept in `acc = cuda.local.array(16, float32)` (B ≤ 16);
 #   for every byte, add `w0 · x[b, 2j] + w1 · x[b, 2j + 1]` to `acc[b]` for each `b`, leaving out
 #   the second column when `2j + 1 = K` (odd K);
