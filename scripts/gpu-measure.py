@@ -1,10 +1,10 @@
-"""The "measure it" cells of chapters 13–26 run on the GPU with the course's kernels, and
+"""The "measure it" cells of chapters 13–27 run on the GPU with the course's kernels, and
 ``ag.profile`` run on a kernel defined here, as a learner's notebook defines it. Every row goes to
 ``$OUT/measure_chNN.json``; each cell's picture is recorded (``ag.experiments.steps`` with
 ``AAG_RECORD``) as ``$OUT/record/h200_chNN_measure.json``, to be copied into the chapter's folder,
 where the cell shows it to learners without a GPU.
 
-    python3 scripts/gpu-measure.py [--out DIR] [parts: ch13 ... ch26, profile]
+    python3 scripts/gpu-measure.py [--out DIR] [parts: ch13 ... ch27, profile]
 
 On the GPU machine through ``scripts/gpu-check measure``. Each part is timed with CUDA events
 after warm-up (the chapters' own ``measure``); one failing part does not stop the others."""
@@ -174,6 +174,23 @@ def ch26() -> list[dict]:
     return rows + [{**r, "label": r["label"] + ", causal"} for r in causal]
 
 
+def ch27() -> list[dict]:
+    """Chapter 27's measuring cell with the course's kernels (int8, int4 in Numba and Triton, the
+    float16 product, PyTorch's float16 product and dequantise-then-cuBLAS where PyTorch is
+    installed, each format's copy), recorded for the chart, and the Triton comparison cell with the
+    course's kernels in the learner's places (not recorded)."""
+    from autograder.problems import ch27 as c
+    rows = c.measure()
+    c.record(rows, os.environ["AAG_RECORD"])   # $AAG_RECORD/h200_ch27_measure.json
+    try:
+        rows += [{**r, "label": "compare: " + r["label"]} for r in c.compare_triton(
+            c.reference_int4_triton(), c.reference_int4_matmul())
+            if r["label"].startswith("int4")]
+    except Exception as exc:                    # noqa: BLE001 - Triton missing or failing
+        rows.append({"label": "compare_triton", "failed": f"{type(exc).__name__}: {exc}"})
+    return rows
+
+
 @cuda.jit
 def learner_scale(x, out, factor):       # a kernel as a learner's notebook cell defines it
     i = cuda.grid(1)
@@ -198,7 +215,7 @@ def profile() -> dict:
 
 PARTS = {"ch13": ch13, "ch14": ch14, "ch15": ch15, "ch16": ch16, "ch17": ch17, "ch18": ch18,
          "ch19": ch19, "ch20": ch20, "ch21": ch21, "ch22": ch22, "ch24": ch24, "ch24t": ch24t, "ch25": ch25,
-         "ch26": ch26, "profile": profile}
+         "ch26": ch26, "ch27": ch27, "profile": profile}
 
 
 def main() -> int:
