@@ -15,6 +15,7 @@ from autograder.machine import device
 from autograder.problems.ch24.references import (reference_softmax_rows, reference_softmax_triton,
                                                  reference_softmax_warp)
 from autograder.problems.kit import cores, formula_problem, njit_on_first_call
+from autograder.problems.kit.triton import TritonExercise
 
 U64 = 2.0 ** -53
 EXP_ULPS = 2.0          # CUDA's expf (what math.exp on a float32 compiles to): at most 2 ulp
@@ -538,32 +539,12 @@ TRITON_ALL_MASKED_HINT = (
     "-float('inf'), 0.0, m)), so that every exp is 0, and write 0 where d is 0.")
 
 
-class TritonSoftmaxProblem(SoftmaxProblem):
+class TritonSoftmaxProblem(TritonExercise, SoftmaxProblem):
     """24.4: the learner's launcher ``softmax_triton(x, y)`` runs a ``@triton.jit`` kernel on the
     course's device arrays. Sizes are (rows, cols); the random hidden shapes keep CPU mode's
     grids small (Triton's interpreter takes about a millisecond a program). Where Triton cannot
     run (not installed, or macOS and Windows, which it has no wheels for) the checks print why and
     return, so the rest of the notebook runs; the grader runs them on a machine with Triton."""
-
-    def _skipped(self) -> bool:
-        from autograder.core.spec import being_graded
-        from autograder.machine import triton_bridge
-        why = None if being_graded() else triton_bridge.unavailable_reason()
-        if why:
-            print(f"– {self.name}: not checked on this machine. {why}")
-        return why is not None
-
-    def check(self, submission) -> None:
-        if not self._skipped():
-            super().check(submission)
-
-    def check_hidden(self, submission) -> None:
-        if not self._skipped():
-            super().check_hidden(submission)
-
-    def check_speed(self, submission) -> None:
-        if not self._skipped():
-            super().check_speed(submission)
 
     def judge(self, case, outcome, show_inputs: bool = True):
         verdict = super().judge(case, outcome, show_inputs)

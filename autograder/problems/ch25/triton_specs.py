@@ -46,14 +46,14 @@ import functools
 
 import numpy as np
 
-from autograder.core.spec import Case, being_graded
+from autograder.core.spec import Case
 from autograder.grading.problem import SpeedBar
-from autograder.machine import triton_bridge
 from autograder.problems.ch25.references import reference_layernorm_triton
 from autograder.problems.ch25.specs import (BASELINES, LAYERNORM_CPU, LAYERNORM_GPU, RowsProblem,
                                             diagnose_layernorm, layernorm_bound, layernorm_bytes,
                                             layernorm_flops, layernorm_inputs, layernorm_sample,
                                             layernorm_spec, layernorm_speed_inputs, rows_label)
+from autograder.problems.kit.triton import TritonExercise
 
 MIN_LOOP_BLOCK = 32     # the smallest column block of a looped kernel the bound allows for
 
@@ -135,7 +135,7 @@ def diagnose_layernorm_triton(case: Case, expected, tolerance, got) -> str | Non
     return CANCELLATION_HINT if diagnose_layernorm(case, expected, tolerance, got) else None
 
 
-class TritonRowsProblem(RowsProblem):
+class TritonRowsProblem(TritonExercise, RowsProblem):
     """A row-wise exercise whose answer is a Triton launcher: cases are 25.1's sizes without launch
     shapes or warp sizes (the learner's launcher picks its grid and blocks); where Triton cannot be
     installed, the notebook's checks say why and skip (a grader must have it)."""
@@ -155,31 +155,7 @@ class TritonRowsProblem(RowsProblem):
     def portability_cases(self, warp: int = 64, seed: int | None = None) -> list[Case]:
         return []
 
-    def judge(self, case: Case, outcome, show_inputs: bool = True):
-        verdict = super().judge(case, outcome, show_inputs=show_inputs)
-        if not verdict.passed and "written" in verdict.message and not outcome.error:
-            verdict.hint = UNWRITTEN_HINT
-        return verdict
-
-    def _without_triton(self, kind: str) -> bool:
-        why = triton_bridge.unavailable_reason()
-        if why is None or being_graded():
-            return False
-        print(f"· {self.name}: {kind} skipped: {why}")
-        return True
-
-    def check(self, submission) -> None:
-        if not self._without_triton("check"):
-            super().check(submission)
-
-    def check_hidden(self, submission) -> None:
-        if not self._without_triton("check_hidden"):
-            super().check_hidden(submission)
-
-    def check_speed(self, submission) -> None:
-        if not self._without_triton("check_speed"):
-            super().check_speed(submission)
-
+    unwritten_hint = UNWRITTEN_HINT
 
 layernorm_triton = TritonRowsProblem(
     "layernorm_triton",

@@ -45,15 +45,15 @@ import functools
 
 import numpy as np
 
-from autograder.core.spec import Case, being_graded
+from autograder.core.spec import Case
 from autograder.grading.problem import SpeedBar
-from autograder.machine import triton_bridge
 from autograder.problems.ch26.references import reference_attention_triton
 from autograder.problems.ch26.specs import (BASELINES, OVERFLOW_HINT, SPEED_SIZE,
                                             AttentionProblem, Sizes,
                                             attention_bound, attention_bytes, attention_flops,
                                             attention_host, attention_label, attention_sample,
                                             make_attention)
+from autograder.problems.kit.triton import TritonExercise
 
 TRITON_DOT_FACTOR = 4
 
@@ -86,7 +86,7 @@ NAN_TAIL = (
     "−inf − (−inf) = NaN in exp and 0 / 0 at the end.")
 
 
-class TritonAttentionProblem(AttentionProblem):
+class TritonAttentionProblem(TritonExercise, AttentionProblem):
     """An attention exercise whose answer is a Triton launcher: float16 cases without launch
     shapes (the learner's launcher picks its grid and tiles); where Triton cannot be installed,
     the notebook's checks say why and skip (a grader must have it)."""
@@ -95,31 +95,10 @@ class TritonAttentionProblem(AttentionProblem):
         causal, _ = super().variant(index, hidden)
         return causal, np.float16
 
-    def judge(self, case: Case, outcome, show_inputs: bool = True):
-        verdict = super().judge(case, outcome, show_inputs=show_inputs)
-        if not verdict.passed and "written" in verdict.message and not outcome.error:
-            verdict.hint = (OVERFLOW_HINT if verdict.hint == OVERFLOW_HINT
-                            else UNWRITTEN_HINT + " " + NAN_TAIL)
-        return verdict
+    unwritten_hint = UNWRITTEN_HINT + " " + NAN_TAIL
 
-    def _without_triton(self, kind: str) -> bool:
-        why = triton_bridge.unavailable_reason()
-        if why is None or being_graded():
-            return False
-        print(f"· {self.name}: {kind} skipped: {why}")
-        return True
-
-    def check(self, submission) -> None:
-        if not self._without_triton("check"):
-            super().check(submission)
-
-    def check_hidden(self, submission) -> None:
-        if not self._without_triton("check_hidden"):
-            super().check_hidden(submission)
-
-    def check_speed(self, submission) -> None:
-        if not self._without_triton("check_speed"):
-            super().check_speed(submission)
+    def hint_for_unwritten(self, hint: str) -> str:
+        return OVERFLOW_HINT if hint == OVERFLOW_HINT else self.unwritten_hint
 
 
 TRITON_CPU = Sizes(visible=((1, 40, 16), (2, 7, 16), (1, 1, 16)),

@@ -30,15 +30,15 @@ from __future__ import annotations
 import numpy as np
 
 from autograder.core.checks import TINY32, gamma
-from autograder.core.spec import Case, being_graded
+from autograder.core.spec import Case
 from autograder.grading.problem import SpeedBar
-from autograder.machine import triton_bridge
 from autograder.problems.ch27.references import reference_int4_triton, torch_int4_vendor
 from autograder.problems.ch27.specs import (INT4_BASELINES, INT4_CPU, INT4_GPU, QuantProblem,
                                             case_label, dequantize, groups, int4_inputs,
                                             int4_sample, int4_spec, int4_speed_inputs,
                                             matmul_bytes, matmul_flops, product_host,
                                             shape_label, unpack_int4)
+from autograder.problems.kit.triton import TritonExercise
 
 
 def triton_chain(k: int, group: int) -> int:
@@ -68,7 +68,7 @@ UNWRITTEN_HINT = (
     "(K + 1) // 2, and the store masked with rows < N, not left out.")
 
 
-class TritonQuantProblem(QuantProblem):
+class TritonQuantProblem(TritonExercise, QuantProblem):
     """27.3's exercise answered by a Triton launcher: cases without launch shapes or warp sizes
     (the launcher picks its grid and blocks); where Triton cannot be installed, the notebook's
     checks say why and skip (a grader must have it)."""
@@ -91,30 +91,7 @@ class TritonQuantProblem(QuantProblem):
     def portability_cases(self, warp: int = 64, seed: int | None = None) -> list[Case]:
         return []
 
-    def judge(self, case: Case, outcome, show_inputs: bool = True):
-        verdict = super().judge(case, outcome, show_inputs=show_inputs)
-        if not verdict.passed and "written" in verdict.message and not outcome.error:
-            verdict.hint = UNWRITTEN_HINT
-        return verdict
-
-    def _without_triton(self, kind: str) -> bool:
-        why = triton_bridge.unavailable_reason()
-        if why is None or being_graded():
-            return False
-        print(f"· {self.name}: {kind} skipped: {why}")
-        return True
-
-    def check(self, submission) -> None:
-        if not self._without_triton("check"):
-            super().check(submission)
-
-    def check_hidden(self, submission) -> None:
-        if not self._without_triton("check_hidden"):
-            super().check_hidden(submission)
-
-    def check_speed(self, submission) -> None:
-        if not self._without_triton("check_speed"):
-            super().check_speed(submission)
+    unwritten_hint = UNWRITTEN_HINT
 
 
 int4_matmul_triton = TritonQuantProblem(

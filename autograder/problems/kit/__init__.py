@@ -8,7 +8,8 @@
 - :mod:`.baselines`: CPU baselines compiled with ``numba.njit`` on first use;
 - :mod:`.formula`: exercises answered by a formula in plain Python;
 - :mod:`.matmul`: the matrix product's inputs, spec, tolerance and launch (chapters 3, 5, 6);
-- :mod:`.images`: a test image with real structure and its gray version (chapters 3, 7, 9).
+- :mod:`.images`: a test image with real structure and its gray version (chapters 3, 7, 9);
+- :mod:`.triton`: :class:`TritonExercise`, what an exercise answered in Triton adds (chapters 24-27).
 """
 
 from autograder.problems.kit.baselines import njit_on_first_call
