@@ -95,7 +95,7 @@ class Buffer:
             self.baseline = array.reshape(-1).copy()
             self.value = array.reshape(-1).copy()
             self.who = np.full(self.size, NOBODY, dtype=np.int64)
-            self.dup = None                  # (flat, thread, other thread) for elementwise
+            self.dup = None                  # (flat, lower thread, higher) for elementwise
         self.host: list[str] = []            # what the learner's host code did with it
         self.true: np.ndarray | None = None  # an input's real data, where `array` is a decoy
 
@@ -284,8 +284,11 @@ class Recorder:
         if type(flat) is int or flat.ndim == 0:
             f = int(flat)
             prev = buf.who[f]
-            if self.elementwise and prev >= 0 and prev != me and buf.dup is None:
-                buf.dup = (f, int(prev), me)
+            if self.elementwise and prev >= 0 and prev != me and (buf.dup is None
+                                                                  or f < buf.dup[0]):
+                # the lowest such element, its threads in order: the same whatever order the
+                # simulated threads ran in
+                buf.dup = (f, min(int(prev), me), max(int(prev), me))
             buf.who[f] = me
             buf.value[f] = _plain_get(ary, key)     # what the store left there, as stored
         else:
