@@ -5,7 +5,6 @@ and Numba LayerNorms, and what stands in for Triton where it cannot be installed
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 
 import numpy as np
@@ -18,6 +17,8 @@ from autograder.problems.ch25.specs import (BASELINES, layernorm_bound, layernor
                                             rmsnorm_bound, rmsnorm_host, speed_shape)
 from autograder.problems.ch25.triton_specs import triton_chain
 from autograder.problems.kit import njit_on_first_call
+from autograder.problems.kit import recorded as recorded_run
+from autograder.problems.kit.recorded import NOT_RECORDED
 
 CHART = "ch25_measure"      # the measuring cell's recorded run: h200_ch25_measure.json here
 ROW_LENGTHS = (256, 1024, 4096, 16384)
@@ -248,24 +249,13 @@ class TritonMissing:
 def record(rows: list[dict], folder: str | Path) -> Path:
     """Write ``rows`` from :func:`measure` with the device and versions as
     ``<folder>/h200_ch25_measure.json`` (the file this chapter ships for CPU mode)."""
-    from autograder.machine.facts import gpu_facts, versions
-    Path(folder).mkdir(parents=True, exist_ok=True)
-    path = Path(folder) / f"h200_{CHART}.json"
-    path.write_text(json.dumps({"device": gpu_facts()["name"], "versions": versions(),
-                                "title": "LayerNorm and RMSNorm over row lengths",
-                                "rows": rows}, indent=1) + "\n")
-    return path
+    return recorded_run.write(rows, folder, CHART,
+                              "LayerNorm and RMSNorm over row lengths")
 
 
 def recorded() -> dict | None:
     """The course's H200 run of the measuring cell, or None while it has not been recorded."""
-    from autograder.problems import recorded_file
-    path = recorded_file(f"h200_{CHART}")
-    return json.loads(path.read_text()) if path is not None else None
-
-
-NOT_RECORDED = ("The course's H200 run of this cell is not recorded yet: run the cell on a GPU "
-                "to see your own numbers.")
+    return recorded_run.read(CHART)
 
 
 def chart(rows: list[dict] | None = None, title: str = ""):

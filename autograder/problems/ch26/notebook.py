@@ -7,7 +7,6 @@ mode, and the comparison of the Triton and Numba forward passes."""
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 
 import numpy as np
@@ -18,6 +17,8 @@ from autograder.problems.ch26.references import (reference_attention_naive,
 from autograder.problems.ch26.specs import (BASELINES, U16, attention_host, attention_sample,
                                             make_attention)
 from autograder.problems.ch26.triton_specs import TRITON_DOT_FACTOR
+from autograder.problems.kit import recorded as recorded_run
+from autograder.problems.kit.recorded import NOT_RECORDED
 
 CHART = "ch26_measure"      # the measuring cell's recorded run: h200_ch26_measure.json here
 LENGTHS = (512, 1024, 2048, 4096)
@@ -191,24 +192,13 @@ def compare_triton(triton_launcher, numba_kernel=None, lengths=LENGTHS, head_dim
 def record(rows: list[dict], folder: str | Path) -> Path:
     """Write ``rows`` from :func:`measure` with the device and versions as
     ``<folder>/h200_ch26_measure.json`` (the file this chapter ships for CPU mode)."""
-    from autograder.machine.facts import gpu_facts, versions
-    Path(folder).mkdir(parents=True, exist_ok=True)
-    path = Path(folder) / f"h200_{CHART}.json"
-    path.write_text(json.dumps({"device": gpu_facts()["name"], "versions": versions(),
-                                "title": "Attention forward passes over sequence lengths",
-                                "rows": rows}, indent=1) + "\n")
-    return path
+    return recorded_run.write(rows, folder, CHART,
+                              "Attention forward passes over sequence lengths")
 
 
 def recorded() -> dict | None:
     """The course's H200 run of the measuring cell, or None while it has not been recorded."""
-    from autograder.problems import recorded_file
-    path = recorded_file(f"h200_{CHART}")
-    return json.loads(path.read_text()) if path is not None else None
-
-
-NOT_RECORDED = ("The course's H200 run of this cell is not recorded yet: run the cell on a GPU "
-                "to see your own numbers.")
+    return recorded_run.read(CHART)
 
 
 def chart(rows: list[dict] | None = None, title: str = ""):

@@ -6,7 +6,6 @@ and Numba int4 products, and what stands in for Triton where it cannot be instal
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 
 import numpy as np
@@ -20,6 +19,8 @@ from autograder.problems.ch27.specs import (INT4_BASELINES, INT8_BASELINES, SPEE
                                             dequantize, draw_scales, draw_x, groups, pack_int4,
                                             product_host, quantize, speed_shape, unpack_int4)
 from autograder.problems.ch27.triton_specs import triton_chain
+from autograder.problems.kit import recorded as recorded_run
+from autograder.problems.kit.recorded import NOT_RECORDED
 
 CHART = "ch27_measure"      # the measuring cell's recorded run: h200_ch27_measure.json here
 SHAPES = ((4096, 4096), (8192, 8192), (16384, 8192))     # (N, K) of the measuring cell
@@ -228,24 +229,13 @@ def compare_triton(triton_launcher, numba_kernel=None, shapes=SHAPES, batches=BA
 def record(rows: list[dict], folder: str | Path) -> Path:
     """Write ``rows`` from :func:`measure` with the device and versions as
     ``<folder>/h200_ch27_measure.json`` (the file this chapter ships for CPU mode)."""
-    from autograder.machine.facts import gpu_facts, versions
-    Path(folder).mkdir(parents=True, exist_ok=True)
-    path = Path(folder) / f"h200_{CHART}.json"
-    path.write_text(json.dumps({"device": gpu_facts()["name"], "versions": versions(),
-                                "title": "Quantised and float16 products against the copy",
-                                "rows": rows}, indent=1) + "\n")
-    return path
+    return recorded_run.write(rows, folder, CHART,
+                              "Quantised and float16 products against the copy")
 
 
 def recorded() -> dict | None:
     """The course's H200 run of the measuring cell, or None while it has not been recorded."""
-    from autograder.problems import recorded_file
-    path = recorded_file(f"h200_{CHART}")
-    return json.loads(path.read_text()) if path is not None else None
-
-
-NOT_RECORDED = ("The course's H200 run of this cell is not recorded yet: run the cell on a GPU "
-                "to see your own numbers.")
+    return recorded_run.read(CHART)
 
 
 def chart(rows: list[dict] | None = None, title: str = ""):

@@ -9,6 +9,7 @@
 - :mod:`.formula`: exercises answered by a formula in plain Python;
 - :mod:`.matmul`: the matrix product's inputs, spec, tolerance and launch (chapters 3, 5, 6);
 - :mod:`.images`: a test image with real structure and its gray version (chapters 3, 7, 9);
+- :mod:`.recorded`: a measuring cell's run on the course's GPU, written and read back (25-27);
 - :mod:`.triton`: :class:`TritonExercise`, what an exercise answered in Triton adds (chapters 24-27).
 """
 
