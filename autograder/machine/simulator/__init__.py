@@ -1,6 +1,6 @@
 """CPU mode: numba's CUDA simulator with what the course adds to it.
 
-- :mod:`.blocks`: a block's barrier as a condition the threads sleep on (the simulator polls);
+- :mod:`.blocks`: how a block runs: threads kept from block to block, a barrier they sleep at;
 - :mod:`.cpu_mode`: the base hook (every simulated launch's ``cuda`` module gets the registered
   extensions) and the warp size as a parameter;
 - :mod:`.races`: shared- and global-memory races and divergent barriers, stopped with a message;
