@@ -84,6 +84,19 @@ def enabled() -> bool:
     return os.environ.get(RACE_CHECK_ENV, "1") != "0"
 
 
+def _ids(thread):
+    """(threadIdx, blockIdx, whether races are checked) of a simulated thread, as tuples, read at
+    its first access or barrier and kept on it (a thread's indices never change; every shared
+    load and every barrier of a kernel asks); None for a thread that is not simulated."""
+    ids = getattr(thread, "_aag_ids", None)
+    if ids is None:
+        tid = getattr(thread, "threadIdx", None)
+        if tid is None:
+            return None
+        ids = thread._aag_ids = (tuple(tid), tuple(thread.blockIdx), enabled())
+    return ids
+
+
 @contextlib.contextmanager
 def record():
     """Collect every shared-memory access made by simulated launches inside the block."""
@@ -156,10 +169,10 @@ class _Tracker:
         # against what others published: of two conflicting accesses, the later to publish
         # always sees the earlier, whatever the interleaving.
         thread = threading.current_thread()
-        tid = getattr(thread, "threadIdx", None)
-        if tid is None:          # not a simulated thread
+        ids = _ids(thread)
+        if ids is None:          # not a simulated thread
             return
-        tid, bid = tuple(tid), tuple(thread.blockIdx)
+        tid, bid, check = ids
         interval = getattr(thread, "_aag_interval", 0)
         me = _clock(thread)
         log = _state["recording"]
@@ -170,10 +183,10 @@ class _Tracker:
             if _local.logged:
                 log = None
             _local.logged = True
-        elements = np.atleast_1d(self.flat[key]).reshape(-1)
-        check = enabled()
+        flat = self.flat[key]
+        elements = [int(flat)] if isinstance(flat, np.integer) else flat.reshape(-1).tolist()
         seen = self._seen(self._scope(bid)) if check else None
-        for flat in elements.tolist():
+        for flat in elements:
             if log is not None:
                 log.append(Access(bid, tid, interval, self.name, self._element(flat), kind,
                                   line, self.space, self.shape))
@@ -272,9 +285,9 @@ class _Barriers:
         self.failed = False
 
     def arrive(self, thread) -> None:
-        if not enabled():
+        tid, _, check = _ids(thread)
+        if not check:
             return
-        tid = tuple(thread.threadIdx)
         with self.lock:
             if self.failed:
                 return
@@ -289,11 +302,11 @@ class _Barriers:
         raise error
 
     def finish(self, thread) -> None:
-        tid = tuple(thread.threadIdx)
+        tid, _, check = _ids(thread)
         with self.lock:
             if self.failed:
                 return
-            if thread.exception is not None or not enabled():
+            if thread.exception is not None or not check:
                 self.failed = True               # the block stops anyway; that error is the news
                 return
             self.finished[tid] = getattr(thread, "_aag_interval", 0)
@@ -359,12 +372,15 @@ class _Barriers:
         return f"{word} {text}" + (f" ({n} threads)" if n > 2 and counted else "")
 
 
+_OURS = (__file__, os.path.join(os.path.dirname(__file__), "warp.py"))
+
+
 def _barrier_site() -> tuple:
     """The lines of the kernel and device functions that led to this barrier, outermost first
     (frames of the simulator and of this package are left out: ``syncthreads_count`` is one
     barrier site, at the learner's line)."""
     sites, frame = [], sys._getframe(2)
-    ours = (__file__, os.path.join(os.path.dirname(__file__), "warp.py"))
+    ours = _OURS
     while frame is not None:
         name = frame.f_code.co_filename
         if name.endswith("threading.py"):
