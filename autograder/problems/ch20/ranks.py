@@ -167,6 +167,14 @@ def _kill_group(proc: subprocess.Popen) -> None:
     psutil.wait_procs(family, timeout=5)
 
 
+def _write_whole(path: Path, text: str) -> None:
+    """Write ``path`` so that it exists only once whole: when two ranks fail at once, the abort of
+    one kills the other, perhaps while it writes, and an empty traceback must not be shown."""
+    part = path.with_name(path.name + ".part")
+    part.write_text(text)
+    os.replace(part, path)
+
+
 def _run(folder: Path, ranks: int, timeout: float) -> list[dict]:
     argv = [mpiexec(), "-n", str(ranks), sys.executable, "-B", str(Path(__file__).resolve()),
             str(folder)]
@@ -358,7 +366,7 @@ def _rank_main(folder: Path) -> int:
         fn = cloudpickle.loads(payload)
         switch = _guard()
     except BaseException:
-        error_file.write_text(traceback.format_exc())
+        _write_whole(error_file, traceback.format_exc())
         comm.Abort(1)
         return 1
     comm.Barrier()               # every rank has read and deleted its own file
@@ -368,7 +376,7 @@ def _rank_main(folder: Path) -> int:
     except BaseException:
         switch(False)
         faulthandler.cancel_dump_traceback_later()
-        error_file.write_text(traceback.format_exc())
+        _write_whole(error_file, traceback.format_exc())
         sys.stdout.flush()
         comm.Abort(1)
         return 1
