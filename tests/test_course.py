@@ -101,3 +101,52 @@ def test_an_exchange_that_cannot_be_made_says_how(tmp_path):
     locked.mkdir(mode=0o555)
     with pytest.raises(course.CourseError, match="install -d -m 1777"):
         course.make_exchange(locked / "exchange")
+
+
+def test_the_learners_environment_is_installed_again_only_when_the_course_changed(
+        tmp_path, monkeypatch, capsys):
+    """`course init --student-env` run again (an instructor's second class, or their update of
+    the course) reinstalls only when the package's sources or the extras differ from the last
+    successful install; a failed install leaves no stamp, so the next run tries again."""
+    env = tmp_path / "opt" / "gpu101"
+    (env / "bin").mkdir(parents=True)
+    (env / "bin" / "python").write_text("")
+    tmp_path.chmod(0o755)
+    installs, fail = [], []
+    monkeypatch.setattr(course.subprocess, "call",
+                        lambda cmd, **kw: installs.append(cmd) or (1 if fail else 0))
+    monkeypatch.setattr(course, "others_can_reach", lambda path: True)
+    digest, extras = ["sources-1"], [[]]          # no GPU extras first, whatever this venv has
+    monkeypatch.setattr(course, "course_digest", lambda repo: digest[0])
+    monkeypatch.setattr(course, "_gpu_extras", lambda: extras[0])
+    course.make_learner_env(env, "gpu101", str(tmp_path / "exchange"))
+    course.make_learner_env(env, "gpu101", str(tmp_path / "exchange"))
+    assert len(installs) == 1 and "up to date" in capsys.readouterr().out
+    digest[0] = "sources-2"                       # the course changed: install again
+    course.make_learner_env(env, "gpu101", str(tmp_path / "exchange"))
+    assert len(installs) == 2
+    extras[0] = ["cuda13"]                        # other extras: again
+    course.make_learner_env(env, "gpu101", str(tmp_path / "exchange"))
+    assert len(installs) == 3 and installs[-1][-1].endswith("[cuda13]")
+    digest[0], fail[:] = "sources-3", [True]      # a failed install: no stamp left behind
+    with pytest.raises(course.CourseError, match="failed"):
+        course.make_learner_env(env, "gpu101", str(tmp_path / "exchange"))
+    fail.clear()
+    course.make_learner_env(env, "gpu101", str(tmp_path / "exchange"))
+    assert len(installs) == 5
+    assert (env / "etc" / "jupyter").is_dir()     # the class's settings, written every time
+
+
+def test_the_course_digest_follows_the_package_files(tmp_path):
+    (tmp_path / "autograder" / "data").mkdir(parents=True)
+    (tmp_path / "pyproject.toml").write_text("[project]\n")
+    (tmp_path / "autograder" / "a.py").write_text("x = 1\n")
+    first = course.course_digest(tmp_path)
+    (tmp_path / "autograder" / "__pycache__").mkdir()
+    (tmp_path / "autograder" / "__pycache__" / "a.cpython-311.pyc").write_bytes(b"\0")
+    assert course.course_digest(tmp_path) == first            # compiled files do not count
+    (tmp_path / "autograder" / "data" / "b.json").write_text("{}")
+    second = course.course_digest(tmp_path)
+    assert second != first                                    # a new data file does
+    (tmp_path / "autograder" / "a.py").write_text("x = 2\n")
+    assert course.course_digest(tmp_path) != second           # so does an edit

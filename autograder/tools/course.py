@@ -30,6 +30,7 @@ from __future__ import annotations
 import argparse
 import csv
 import filecmp
+import hashlib
 import json
 import os
 import re
@@ -259,6 +260,22 @@ def learner_config(course_id: str, exchange: str) -> dict[str, str]:
     }
 
 
+INSTALLED_STAMP = ".aag-course-installed"   # in the learners' environment: what it was made from
+
+
+def course_digest(repo: Path) -> str:
+    """A digest of what installing the course copies into an environment: ``pyproject.toml`` and
+    every file of the package (its data included), by path and content."""
+    digest = hashlib.sha256()
+    files = [repo / "pyproject.toml", *sorted(
+        p for p in (repo / "autograder").rglob("*")
+        if p.is_file() and "__pycache__" not in p.parts and p.suffix != ".pyc")]
+    for path in files:
+        digest.update(path.relative_to(repo).as_posix().encode() + b"\0")
+        digest.update(hashlib.sha256(path.read_bytes()).digest())
+    return digest.hexdigest()
+
+
 def make_learner_env(env: Path, course_id: str, exchange: str, python: str | None = None) -> str:
     """A virtual environment at ``env`` that every learner's account can run: the course installed
     into it (a copy, not a link into this clone, which may sit in a closed home folder) with the
@@ -281,11 +298,18 @@ def make_learner_env(env: Path, course_id: str, exchange: str, python: str | Non
                 raise CourseError(f"{exe} -m venv {env} failed (see above)")
         extras = _gpu_extras()
         target = f"{repo}[{','.join(extras)}]" if extras else str(repo)
-        print(f"aag: installing the course into {env} ({target}); the first time takes a minute "
-              "or more", flush=True)
-        if subprocess.call([str(env / "bin" / "python"), "-m", "pip", "install",
-                            "--disable-pip-version-check", "--quiet", target]):
-            raise CourseError(f"installing the course into {env} failed (see above)")
+        stamp, want = env / INSTALLED_STAMP, f"{course_digest(repo)} [{','.join(extras)}]\n"
+        if stamp.is_file() and stamp.read_text() == want:
+            print(f"aag: the course in {env} is up to date (installed from these sources, with "
+                  "these extras); nothing to install", flush=True)
+        else:
+            print(f"aag: installing the course into {env} ({target}); the first time takes a "
+                  "minute or more", flush=True)
+            stamp.unlink(missing_ok=True)
+            if subprocess.call([str(env / "bin" / "python"), "-m", "pip", "install",
+                                "--disable-pip-version-check", "--quiet", target]):
+                raise CourseError(f"installing the course into {env} failed (see above)")
+            stamp.write_text(want)
         for name, text in learner_config(course_id, exchange).items():
             path = env / "etc" / "jupyter" / name
             path.parent.mkdir(parents=True, exist_ok=True)
