@@ -162,6 +162,13 @@ def ch25() -> list[dict]:
     return rows
 
 
+def ch25t() -> list[dict]:
+    """Chapter 25's Triton LayerNorm beside its Numba kernel (25.4's comparison cell, with the
+    course's Triton kernel in the learner's place); not recorded for a chart."""
+    from autograder.problems import ch25 as c
+    return c.compare_triton(c.reference_layernorm_triton())
+
+
 def ch26() -> list[dict]:
     """Chapter 26's measuring cell with the course's kernels (naive, FlashAttention-style in
     Numba, Triton) and PyTorch's SDPA, math and flash backends, where torch is installed:
@@ -215,7 +222,7 @@ def profile() -> dict:
 
 PARTS = {"ch13": ch13, "ch14": ch14, "ch15": ch15, "ch16": ch16, "ch17": ch17, "ch18": ch18,
          "ch19": ch19, "ch20": ch20, "ch21": ch21, "ch22": ch22, "ch24": ch24, "ch24t": ch24t, "ch25": ch25,
-         "ch26": ch26, "ch27": ch27, "profile": profile}
+         "ch25t": ch25t, "ch26": ch26, "ch27": ch27, "profile": profile}
 
 
 def main() -> int:

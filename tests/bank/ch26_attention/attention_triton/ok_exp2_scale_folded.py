@@ -1,4 +1,4 @@
-# bank: the style of Triton's tutorial: the scale times log2(e) folded into one constant, exp2 instead of exp, query tiles of 32 and key tiles of 16, k loaded row-major and transposed with tl.trans, every key tile walked with the causal mask applied in all of them; correct, full marks.
+# bank: the style of Triton's tutorial: the scale times log2(e) folded into one constant, exp2 instead of exp, query and key tiles of 64, k loaded row-major and transposed with tl.trans, every key tile walked with the causal mask applied in all of them; correct, full marks.
 # naive: none
 import triton
 import triton.language as tl
@@ -44,6 +44,6 @@ def attention_triton_kernel(q_ptr, k_ptr, v_ptr, o_ptr, n, d, scale, CAUSAL: tl.
 def attention_triton(q, k, v, scale, causal, o):
     bh, n, d = q.shape
     block_d = max(16, triton.next_power_of_2(d))
-    attention_triton_kernel[(triton.cdiv(n, 32), bh)](view(q), view(k), view(v), view(o), n, d,
-                                                      scale, CAUSAL=causal == 1, BLOCK_M=32,
-                                                      BLOCK_N=16, BLOCK_D=block_d)
+    attention_triton_kernel[(triton.cdiv(n, 64), bh)](view(q), view(k), view(v), view(o), n, d,
+                                                      scale, CAUSAL=causal == 1, BLOCK_M=64,
+                                                      BLOCK_N=64, BLOCK_D=block_d)
