@@ -57,17 +57,27 @@ def built(tmp_path_factory):
 # --- determinism ----------------------------------------------------------------------------------
 
 @pytest.mark.slow
-def test_build_is_byte_identical_across_runs_and_places(built, tmp_path):
-    """Does building twice, in place and in another directory, give the same bytes?"""
+def test_build_is_byte_identical_across_runs_and_places(built, tmp_path, repo_root):
+    """Does building twice, in place and in another directory, give the same bytes?
+
+    The other directory's build of the course's chapters is the committed course/ and
+    solutions/ (built in the repository, on another machine; the staleness check keeps them
+    current), so only the fixture chapter is built a third time, elsewhere."""
     first = _snapshot(built)
     assert any(k.startswith("course/") for k in first)
     aag_build.build(built)                      # again, over its own previous output
     assert _snapshot(built) == first
-    other = h.make_course(tmp_path / "elsewhere" / "deeper", CHAPTERS)
+    other = h.make_course(tmp_path / "elsewhere" / "deeper", [h.FIXTURE_CHAPTER])
     aag_build.build(other)                      # another path: no absolute paths may leak in
     second = _snapshot(other)
-    assert second.keys() == first.keys()
-    changed = [k for k in first if first[k] != second[k]]
+    for chapter in h.real_chapters():
+        for top in OUTPUTS:
+            for path in (Path(repo_root) / top / chapter).rglob("*"):
+                if path.is_file():
+                    second[path.relative_to(repo_root).as_posix()] = path.read_bytes()
+    outputs = {k for k in first if not k.startswith("source/")}   # not committed
+    assert {k for k in second if not k.startswith("source/")} == outputs
+    changed = [k for k in first if k in second and first[k] != second[k]]
     assert not changed, f"differ between two builds: {changed}"
 
 
@@ -203,7 +213,6 @@ def test_check_reports_a_stale_file_and_a_missing_one(built, tmp_path):
     root = h.make_course(tmp_path / "course", [chapter])
     for top in OUTPUTS:
         shutil.copytree(built / top / chapter, root / top / chapter)
-    assert aag_build.build(root, check=True) == []
     edited = root / "course" / chapter / f"{chapter}.ipynb"
     edited.write_text(edited.read_text().replace("YOUR CODE HERE", "YOUR CODE THERE", 1))
     (root / "solutions" / chapter / f"{chapter}.ipynb").unlink()
@@ -221,7 +230,7 @@ def test_committed_course_and_solutions_are_up_to_date(repo_root):
     if not h.real_chapters():
         pytest.skip("no chapter in source/ yet")
     if os.environ.get("AAG_STALENESS_CHECKED") == "1":
-        pytest.skip("./aag test ran this check before pytest started, and it passed")
+        pytest.skip("./aag test runs this check beside pytest and reports it at the end")
     p = subprocess.run([sys.executable, "-m", "autograder.tools.build", "--check", "--root", repo_root],
                        capture_output=True, text=True, env=h.env())
     assert p.returncode == 0, p.stdout + p.stderr

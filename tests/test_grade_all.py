@@ -1,7 +1,7 @@
 """``aag grade-all``: a class graded at once on a Dask ``LocalCluster``, into nbgrader's gradebook.
 
 The course is the pure-Python fixture chapter (fast: what is under test is the fan-out, the one
-writer and the faults, not the chapters). Twenty learners submit: the solution, the blank release,
+writer and the faults, not the chapters). Ten learners submit: the solution, the blank release,
 two kinds of broken solution, the solution with its test cells tampered with (one weakened, one
 deleted: both restored before grading, and named in one line of the log), and one notebook that
 is not a notebook at all. Grading runs on two
@@ -33,7 +33,7 @@ pytestmark = pytest.mark.slow
 pytest.importorskip("distributed", reason="aag grade-all needs dask and distributed")
 
 CHAPTER = h.FIXTURE_CHAPTER
-LEARNERS = 20
+LEARNERS = 10
 
 
 def _tampered(solution):
@@ -43,7 +43,7 @@ def _tampered(solution):
 
 
 def _submissions(root: Path) -> dict[str, str]:
-    """Twenty learners' submissions; learner -> what was submitted."""
+    """Ten learners' submissions; learner -> what was submitted."""
     solution = h.read_nb(root / "solutions" / CHAPTER / f"{CHAPTER}.ipynb")
     release = h.read_nb(root / "course" / CHAPTER / f"{CHAPTER}.ipynb")
     kinds = {

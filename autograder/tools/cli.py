@@ -158,20 +158,53 @@ def _prepare_browser_test(paths: Sequence[str]) -> None:
                   "say so", file=sys.stderr, flush=True)
 
 
+class _Beside:
+    """A call run in a thread of this process while it waits for another (its prints kept for
+    later): :meth:`result` is its return code and what it printed; an exception is a failure."""
+
+    def __init__(self, call):
+        import threading
+        self._call, self._thread = call, threading.Thread(target=self._run, daemon=True)
+        self._rc, self._said = 1, ""
+
+    def _run(self) -> None:
+        import contextlib
+        import io
+        import traceback
+        buf = io.StringIO()
+        with contextlib.redirect_stdout(buf), contextlib.redirect_stderr(buf):
+            try:
+                self._rc = self._call()
+            except BaseException:
+                traceback.print_exc()
+        self._said = buf.getvalue()
+
+    def start(self) -> None:
+        self._thread.start()
+
+    def result(self) -> tuple[int, str]:
+        if self._thread.ident is None:
+            self._run()
+        self._thread.join()
+        return self._rc, self._said
+
+
 def cmd_test(argv: Sequence[str]) -> int:
     import subprocess
 
     root = ws.repo_root()
     failed = []
     # Generated notebooks out of date with source/ is a failure like any other: CI must say so.
+    # The check runs beside pytest (it keeps one core busy for about a minute while pytest's
+    # workers start), and its verdict is reported at the end.
+    staleness = None
     if importlib.util.find_spec("autograder.tools.build") is None:
         print("aag test: autograder.tools.build not present; skipping the staleness check", flush=True)
     else:
-        print("aag test: checking course/ and solutions/ are up to date with source/", flush=True)
-        if _delegate("tools.build", ["--check"]) != 0:
-            failed.append("staleness check (run ./aag build and commit the result)")
-        else:   # tests/test_build.py need not run the same check again
-            os.environ["AAG_STALENESS_CHECKED"] = "1"
+        print("aag test: checking course/ and solutions/ are up to date with source/ (beside "
+              "pytest; its verdict comes at the end)", flush=True)
+        staleness = _Beside(lambda: _delegate("tools.build", ["--check"]))
+        os.environ["AAG_STALENESS_CHECKED"] = "1"   # tests/test_build.py need not run it again
 
     # The judge starts a process per submission and each imports the course package: where
     # PYTHONDONTWRITEBYTECODE is set (CI machines) every one would compile its sources again,
@@ -194,11 +227,20 @@ def cmd_test(argv: Sequence[str]) -> int:
     _prepare_browser_test(paths)
     cmd = [sys.executable, "-m", "pytest", *args]
     print("aag test:", " ".join(cmd[1:]), flush=True)
+    if staleness is not None:
+        staleness.start()       # in this process, which only waits for pytest meanwhile
     rc = subprocess.call(cmd, cwd=root)
     if rc == 5:
         failed.append("pytest collected no tests")
     elif rc != 0:
         failed.append(f"pytest (exit {rc})")
+    if staleness is not None:
+        check_rc, said = staleness.result()
+        print("aag test: the staleness check" + (":\n" + said.rstrip() if said.strip() else
+                                                 " passed"), flush=True)
+        if check_rc != 0:
+            failed.append("staleness check (run ./aag build and commit the result)")
+            rc = rc or 1
     if failed:
         print("aag test: FAILED: " + "; ".join(failed), file=sys.stderr)
         return rc or 1

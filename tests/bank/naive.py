@@ -47,7 +47,7 @@ A third check is not a header value: ``course_speed``, the chapter's own speed c
 
 ``run_naive(entry)`` runs ``SETUP`` + the entry + the naive check as three cells of a fresh
 IPython ``InteractiveShell`` in a subprocess (so ``get_ipython()`` works, and nothing leaks between
-entries), and says whether the check cell *scored*, by nbgrader 0.9.6's rule: the cell scores
+entries; forked from a process that imported the course once, :class:`_Zygote`), and says whether the check cell *scored*, by nbgrader 0.9.6's rule: the cell scores
 unless its execution failed (nbgrader appends an error output when the kernel's reply is an error,
 even if no traceback was shown), a traceback was shown, or it wrote to stderr.
 """
@@ -214,31 +214,119 @@ def check_cell(exercise: str, check: str) -> str:
     raise ValueError(f"unknown naive check {check!r}")
 
 
-def run_naive_detail(entry: Entry, check: str | None = None, env: dict | None = None,
-                     timeout: float = CHILD_TIMEOUT) -> NaiveResult:
-    """Run SETUP + entry + naive check in a fresh subprocess; see the module docstring."""
-    check = check or entry.naive
-    if check not in CHECKS and check != COURSE_SPEED:
-        raise ValueError(f"{entry.id}: no naive check {check!r} to run")
+def _child_env(env: dict | None = None) -> dict:
     child_env = dict(os.environ)
     child_env.pop("AAG_GRADING", None)              # the in-process check must grade here
     child_env.setdefault("AAG_SECRET_SEED", SECRET)
     child_env["PYTHONUNBUFFERED"] = "1"
     child_env.update(env or {})
+    return child_env
+
+
+def run_naive_detail(entry: Entry, check: str | None = None, env: dict | None = None,
+                     timeout: float = CHILD_TIMEOUT) -> NaiveResult:
+    """Run SETUP + entry + naive check in a fresh process; see the module docstring. With the
+    default environment the process is forked from a :class:`_Zygote` that imported the course
+    once; with ``env`` it is a new interpreter started with it."""
+    check = check or entry.naive
+    if check not in CHECKS and check != COURSE_SPEED:
+        raise ValueError(f"{entry.id}: no naive check {check!r} to run")
     with tempfile.TemporaryDirectory() as tmp:
         result_path = os.path.join(tmp, "result.json")
-        code = (f"import sys; sys.path.insert(0, {str(TESTS)!r}); "
-                f"from bank.naive import _child; _child()")
         t0 = time.monotonic()
-        proc = subprocess.run([sys.executable, "-c", code, str(entry.path), check, result_path],
-                              cwd=ROOT, env=child_env, capture_output=True, text=True,
-                              timeout=timeout)
+        if env is None:
+            printed = _Zygote.get().run(str(entry.path), check, result_path, tmp, timeout)
+        else:
+            code = (f"import sys; sys.path.insert(0, {str(TESTS)!r}); "
+                    f"from bank.naive import _child; _child()")
+            proc = subprocess.run([sys.executable, "-c", code, str(entry.path), check,
+                                   result_path], cwd=ROOT, env=_child_env(env),
+                                  capture_output=True, text=True, timeout=timeout)
+            printed = (f"exit {proc.returncode}\n--- stdout\n{proc.stdout[-3000:]}\n"
+                       f"--- stderr\n{proc.stderr[-3000:]}")
         seconds = time.monotonic() - t0
         if not os.path.exists(result_path):
-            raise RuntimeError(f"{entry.id}: the naive run left no result (exit {proc.returncode})"
-                               f"\n--- stdout\n{proc.stdout[-3000:]}\n--- stderr\n{proc.stderr[-3000:]}")
+            raise RuntimeError(f"{entry.id}: the naive run left no result ({printed})")
         data = json.loads(Path(result_path).read_text())
     return NaiveResult(entry=entry.id, check=check, seconds=seconds, **data)
+
+
+class _Zygote:
+    """A process that imported the course, Numba's simulator and IPython once, and forks a child
+    for each naive run: the child starts with nothing an earlier entry did (a fork copies the
+    zygote, which never runs learner code), without the second of imports a new interpreter
+    pays (about 450 runs in CI). One per pytest worker; it ends when the worker does (its
+    requests' pipe closes)."""
+
+    _one: "_Zygote | None" = None
+
+    @classmethod
+    def get(cls) -> "_Zygote":
+        if cls._one is None or cls._one.proc.poll() is not None:
+            cls._one = cls()
+        return cls._one
+
+    def __init__(self):
+        reply_r, reply_w = os.pipe()
+        code = (f"import sys; sys.path.insert(0, {str(TESTS)!r}); "
+                f"from bank.naive import _zygote; _zygote({reply_w})")
+        self.proc = subprocess.Popen([sys.executable, "-c", code], cwd=ROOT, env=_child_env(),
+                                     stdin=subprocess.PIPE, text=True, pass_fds=(reply_w,))
+        os.close(reply_w)
+        self.replies = os.fdopen(reply_r, "r")
+
+    def run(self, entry_path: str, check: str, result_path: str, tmp: str,
+            timeout: float) -> str:
+        log = os.path.join(tmp, "printed.txt")
+        self.proc.stdin.write(json.dumps({"entry": entry_path, "check": check,
+                                          "result": result_path, "log": log,
+                                          "timeout": timeout}) + "\n")
+        self.proc.stdin.flush()
+        import select
+        ready, _, _ = select.select([self.replies], [], [], timeout + 60)
+        line = self.replies.readline() if ready else ""
+        if not line:
+            self.proc.kill()
+            raise RuntimeError(f"the naive runs' zygote did not answer (exit {self.proc.poll()})")
+        reply = json.loads(line)
+        printed = Path(log).read_text(errors="replace") if os.path.exists(log) else ""
+        return (f"{'stopped after ' + str(timeout) + ' s' if reply['timed_out'] else ''}"
+                f"exit status {reply['status']}\n--- printed\n{printed[-6000:]}")
+
+
+def _zygote(reply_fd: int) -> None:
+    """The zygote's loop: a request per line on stdin, a child forked for each, its wait status
+    (or a time-out) a line on ``reply_fd``."""
+    import signal
+    from IPython.core.interactiveshell import InteractiveShell  # noqa: F401  (imported once)
+    replies = os.fdopen(reply_fd, "w")
+    for line in sys.stdin:
+        request = json.loads(line)
+        pid = os.fork()
+        if pid == 0:
+            try:
+                replies.close()                                # the zygote's alone
+                log = os.open(request["log"], os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+                os.dup2(log, 1)
+                os.dup2(log, 2)
+                os.dup2(os.open(os.devnull, os.O_RDONLY), 0)   # not the zygote's requests
+                sys.argv = ["-c", request["entry"], request["check"], request["result"]]
+                _child()
+            finally:
+                os._exit(1)
+        deadline, timed_out = time.monotonic() + request["timeout"], False
+        while True:
+            done, status = os.waitpid(pid, os.WNOHANG)
+            if done:
+                break
+            if time.monotonic() > deadline:
+                os.kill(pid, signal.SIGKILL)
+                _, status = os.waitpid(pid, 0)
+                timed_out = True
+                break
+            time.sleep(0.005)
+        replies.write(json.dumps({"status": status, "timed_out": timed_out}) + "\n")
+        replies.flush()
 
 
 def run_naive(entry: Entry, check: str | None = None, env: dict | None = None) -> bool:
