@@ -391,3 +391,25 @@ def test_links_fifos_and_limits_planted_at_execute_reach_nothing(tmp_path):
         assert not p.is_symlink()
         if p.is_file():
             assert b"s3cret-seed" not in p.read_bytes()
+
+
+def test_the_files_others_may_not_read_are_found_alike_by_find_and_by_walking(tmp_path, monkeypatch):
+    """As root, the sandbox masks what others may not read in the folders it shows: ``find``
+    finds it (fast), Python's walk where ``find`` is missing; both the same paths, a hidden
+    folder's contents not listed one by one, links never followed."""
+    top = tmp_path / "tree"
+    (top / "open" / "deep").mkdir(parents=True)
+    (top / "open" / "deep" / "readable.txt").write_text("x")
+    (top / "open" / "deep" / "secret.key").write_text("k")
+    (top / "open" / "deep" / "secret.key").chmod(0o600)
+    (top / "closed").mkdir()
+    (top / "closed" / "inside.txt").write_text("y")
+    (top / "closed").chmod(0o700)
+    (top / "link-to-secret").symlink_to(top / "open" / "deep" / "secret.key")
+    expected = {str(top / "open" / "deep" / "secret.key"), str(top / "closed")}
+    assert set(sandbox._root_only_by_walk(top)) == expected
+    found = sandbox._root_only_by_find(top)
+    assert found is None or set(found) == expected
+    monkeypatch.setattr(sandbox.shutil, "which", lambda *a, **k: None)   # no find: the walk
+    monkeypatch.setattr(sandbox, "_root_only_cache", {})
+    assert set(sandbox._root_only((top,))) == expected

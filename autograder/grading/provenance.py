@@ -151,6 +151,8 @@ class Recorder:
             rng = np.random.default_rng()
             if data.dtype.kind == "f":   # finite and unrelated: a host result is plainly wrong
                 shown[...] = rng.uniform(-1e3, 1e3, data.shape)
+            elif data.dtype.kind in "iu":
+                shown[...] = _integer_decoy(data, rng)
             else:
                 shown.reshape(-1).view(np.uint8)[...] = np.frombuffer(rng.bytes(data.nbytes),
                                                                       np.uint8)
@@ -449,6 +451,21 @@ class Recorder:
                         "element must reach the answer through your kernel (a result computed on "
                         "the host and stored by the kernel does not count)")
         return None
+
+
+def _integer_decoy(data: np.ndarray, rng) -> np.ndarray:
+    """Integers that differ from ``data`` in every element and are no larger in magnitude than
+    twice its largest (at least 64): garbage to host code, but garbage that host code sizing an
+    allocation by it (``np.arange(t_ptr[-1])``) allocates about what the real data would ask
+    for, not gigabytes (random bytes could ask for 2**31 elements and more)."""
+    info = np.iinfo(data.dtype)
+    wide = data.astype(np.int64) if data.dtype != np.uint64 else data.astype(np.float64)
+    top = int(min(max(64, 2 * float(np.abs(wide).max())), info.max))
+    low = max(info.min, -top)
+    drawn = rng.integers(low, top, size=data.shape, endpoint=True, dtype=np.int64)
+    same = drawn == wide
+    drawn[same] = np.where(drawn[same] < top, drawn[same] + 1, drawn[same] - 1)
+    return drawn.astype(data.dtype)
 
 
 def _plain_get(ary, key):

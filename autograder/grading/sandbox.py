@@ -216,27 +216,50 @@ _root_only_cache: dict[Path, list[str]] = {}
 
 def _root_only(trees: tuple[Path, ...]) -> list[str]:
     """Paths in ``trees`` that others may not read: masked when the grader runs as root, since the
-    sandbox's files are then checked against root's ownership (found once per tree, ~1 s for /usr)."""
-    import stat
-
+    sandbox's files are then checked against root's ownership (found once per tree and process:
+    ``find`` reads /usr's 270,000 entries in about 0.3 s, Python's own walk in about 1 s)."""
     found: list[str] = []
     for top in trees:
         if top not in _root_only_cache:
-            hits: list[str] = []
-            for root, dirs, files in os.walk(top):
-                for name in dirs + files:
-                    path = os.path.join(root, name)
-                    try:
-                        mode = os.lstat(path).st_mode
-                    except OSError:
-                        continue
-                    if not stat.S_ISLNK(mode) and not mode & stat.S_IROTH:
-                        hits.append(path)
-                masked = set(hits)
-                dirs[:] = [d for d in dirs if os.path.join(root, d) not in masked]
-            _root_only_cache[top] = hits
+            hits = _root_only_by_find(top)
+            _root_only_cache[top] = hits if hits is not None else _root_only_by_walk(top)
         found += _root_only_cache[top]
     return found
+
+
+def _root_only_by_find(top: Path) -> list[str] | None:
+    """:func:`_root_only` for one tree by ``find`` (not descending into a hit, never following a
+    link); None where ``find`` is missing or failed, and the caller walks the tree itself."""
+    find = shutil.which("find", path="/usr/bin:/bin")
+    if find is None:
+        return None
+    try:
+        p = subprocess.run([find, "-P", str(top), "-mindepth", "1", "!", "-type", "l", "!",
+                            "-perm", "-o=r", "-prune", "-print0"],
+                           capture_output=True, timeout=300, env={"LC_ALL": "C"})
+    except (OSError, subprocess.TimeoutExpired):
+        return None
+    if p.returncode != 0:
+        return None
+    return [os.fsdecode(x) for x in p.stdout.split(b"\0") if x]
+
+
+def _root_only_by_walk(top: Path) -> list[str]:
+    import stat
+
+    hits: list[str] = []
+    for root, dirs, files in os.walk(top):
+        for name in dirs + files:
+            path = os.path.join(root, name)
+            try:
+                mode = os.lstat(path).st_mode
+            except OSError:
+                continue
+            if not stat.S_ISLNK(mode) and not mode & stat.S_IROTH:
+                hits.append(path)
+        masked = set(hits)
+        dirs[:] = [d for d in dirs if os.path.join(root, d) not in masked]
+    return hits
 
 
 def child_limits() -> None:  # runs in the child before exec: no core files, bounded file sizes
