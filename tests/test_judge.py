@@ -465,6 +465,7 @@ def test_the_gpu_lock_waits_on_another_users_lock_file(monkeypatch, tmp_path):
             os.close(probe)
 
 
+@pytest.mark.skipif(ag.backend.is_gpu, reason="a grader with a GPU times the speed cell at once")
 def test_speed_left_for_a_gpu_is_marked_for_grade_all(tmp_path):
     """Without a GPU and speed_without_gpu "defer": the speed cell scores zero now, says why, and
     judge.json marks it, so that grade-all --speed-only on a GPU machine finds the submission."""
