@@ -460,7 +460,7 @@ def _integer_decoy(data: np.ndarray, rng) -> np.ndarray:
     for, not gigabytes (random bytes could ask for 2**31 elements and more)."""
     info = np.iinfo(data.dtype)
     wide = data.astype(np.int64) if data.dtype != np.uint64 else data.astype(np.float64)
-    top = int(min(max(64, 2 * float(np.abs(wide).max())), info.max))
+    top = int(min(max(64, 2 * float(np.abs(wide).max())), info.max, np.iinfo(np.int64).max))
     low = max(info.min, -top)
     drawn = rng.integers(low, top, size=data.shape, endpoint=True, dtype=np.int64)
     same = drawn == wide
