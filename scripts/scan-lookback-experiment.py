@@ -5,9 +5,11 @@ an atomic), a copy of the same bytes, `cupy.cumsum` and `torch.cumsum` (CUB), in
 
     python scripts/scan-lookback-experiment.py [--n 268435456] [--repeats 30] [--out DIR]
 
-Prints a table and writes scan-lookback-N.json under --out. GPU only. Each time is the median of
---repeats calls between CUDA events, after three warm-up calls; the copy is the course's own
-yardstick (`timing.copy_variants`: cudaMemcpy, a Numba copy kernel, CuPy's copyto).
+Prints a table and writes scan-lookback-N.json under --out. GPU only. Every row is timed by the
+course's own `timing.time_gpu` (the median of --repeats calls between CUDA events, after three
+warm-ups, the GPU held busy while Python queues the call: device time, as the speed tests take
+it); the copy is the course's yardstick (`timing.copy_variants`: cudaMemcpy, a Numba copy
+kernel, CuPy's copyto).
 """
 
 from __future__ import annotations
@@ -16,7 +18,6 @@ import argparse
 import json
 import math
 import os
-import statistics
 import sys
 
 import numpy as np
@@ -158,21 +159,6 @@ def packed_kernel(T: int, C: int, pad: bool = True):
 VARIANTS = ((256, 16), (128, 16), (128, 24), (128, 32), (256, 24), (64, 32))
 
 
-def time_ms(fn, repeats: int) -> float:
-    start, stop = cuda.event(), cuda.event()
-    for _ in range(3):
-        fn()
-    cuda.synchronize()
-    times = []
-    for _ in range(repeats):
-        start.record()
-        fn()
-        stop.record()
-        stop.synchronize()
-        times.append(cuda.event_elapsed_time(start, stop))
-    return statistics.median(times)
-
-
 def main() -> int:
     ap = argparse.ArgumentParser()
     ap.add_argument("--n", type=int, default=1 << 28)
@@ -184,6 +170,9 @@ def main() -> int:
     host = rng.uniform(-1, 1, n).astype(np.float32)
     x = cuda.to_device(host)
     y = cuda.device_array(n, np.float32)
+    sys.path.insert(0, os.getcwd())
+    from autograder.machine import timing
+    from autograder.problems.ch11 import references as ref, specs
     rows = []
     sample = rng.integers(0, n, 2000)
     exact = np.cumsum(host.astype(np.float64))
@@ -195,7 +184,7 @@ def main() -> int:
         return {"max_abs_err_sampled": err, "last_err": last, "ok": bool(err < 1e-2 * math.sqrt(n) and last < 1e-2 * math.sqrt(n))}
 
     def add(label, fn, correct=True):
-        ms = time_ms(fn, args.repeats)
+        ms = timing.time_gpu(label, lambda i: fn(), repeats=args.repeats).median_ms
         row = {"kernel": label, "ms": round(ms, 4), "GBps": round(8 * n / ms / 1e6, 1)}
         if correct:
             y.copy_to_device(np.full(n, np.nan, np.float32))
@@ -205,9 +194,6 @@ def main() -> int:
         rows.append(row)
         print(row, flush=True)
 
-    sys.path.insert(0, os.getcwd())
-    from autograder.machine import timing
-    from autograder.problems.ch11 import references as ref, specs
     for s in timing.copy_variants(8 * n, args.repeats):      # the course's copy yardsticks
         rows.append({"kernel": f"copy of the same bytes: {s.label}", "ms": round(s.median_ms, 4),
                      "best_ms": round(s.best_ms, 4), "GBps": round(8 * n / s.median_ms / 1e6, 1)})
