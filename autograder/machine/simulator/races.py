@@ -380,12 +380,11 @@ def _barrier_site() -> tuple:
     (frames of the simulator and of this package are left out: ``syncthreads_count`` is one
     barrier site, at the learner's line)."""
     sites, frame = [], sys._getframe(2)
-    ours = _OURS
     while frame is not None:
         name = frame.f_code.co_filename
         if name.endswith("threading.py"):
             break
-        if os.sep + "simulator" + os.sep not in name and name not in ours:
+        if os.sep + "simulator" + os.sep not in name and name not in _OURS:
             sites.append((name, frame.f_lineno))
         frame = frame.f_back
     return tuple(reversed(sites))
