@@ -5,6 +5,8 @@
   extensions) and the warp size as a parameter;
 - :mod:`.races`: shared- and global-memory races and divergent barriers, stopped with a message;
 - :mod:`.warp`: warps, lanes and the warp intrinsics the simulator lacks;
+- :mod:`.bits`: libdevice's bit casts (a float's bits as an integer and back); its other
+  functions say they have no CPU-mode version;
 - :mod:`.stream`: an in-order stream with time in it: asynchronous work the course queues, events
   stamped when the stream reaches them, waits that wait, elapsed times in real milliseconds.
 
@@ -15,7 +17,7 @@ simulator from above, through :func:`cpu_mode.extension` and the simulator's cla
 
 from __future__ import annotations
 
-from autograder.machine.simulator import blocks, cpu_mode, races, stream, warp
+from autograder.machine.simulator import bits, blocks, cpu_mode, races, stream, warp
 
 
 def install(warp_size: int = 32) -> None:
@@ -25,4 +27,5 @@ def install(warp_size: int = 32) -> None:
     races.install()
     warp.install()
     stream.install()
+    bits.install()
     blocks.install_exit()

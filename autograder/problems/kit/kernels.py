@@ -36,12 +36,15 @@ class KernelCache:
         self._built: dict[str, object] = {}
 
     def bind(self) -> None:
-        """Bind the declared names in the module: ``cuda`` to ``numba.cuda``, any other to the
-        Numba attribute of that name (``float32``, ``int32``, ``void``...)."""
+        """Bind the declared names in the module: ``cuda`` to ``numba.cuda``, ``libdevice`` to
+        ``numba.cuda.libdevice``, any other to the Numba attribute of that name (``float32``,
+        ``int32``, ``void``...)."""
         import numba
         from numba import cuda
+        from numba.cuda import libdevice
         for name in self._names:
-            self._namespace[name] = cuda if name == "cuda" else getattr(numba, name)
+            self._namespace[name] = {"cuda": cuda, "libdevice": libdevice}.get(name) \
+                or getattr(numba, name)
 
     def get(self, key: str, make: Callable[[], object]):
         """The kernel built by ``make()`` under this key, built on the first call."""
