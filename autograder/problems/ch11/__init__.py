@@ -78,7 +78,8 @@ from autograder.problems.ch11.references import (AGGREGATE, COARSEN, MAX_THREADS
                                                  hierarchical_shuffle, reference_brent_kung,
                                                  reference_hierarchical, reference_kogge_stone,
                                                  reference_single_pass, single_pass_chained,
-                                                 single_pass_one_thread, single_pass_shuffle)
+                                                 single_pass_one_thread, single_pass_shuffle,
+                                                 window_single_pass)
 from autograder.problems.ch11.specs import (BASELINES, SPEED_THREADS, brent_kung,
                                             hierarchical_bytes, inclusive_scan, kogge_stone,
                                             network, sampled_scan, scan_any_length,
@@ -93,7 +94,8 @@ __all__ = ["AGGREGATE", "BASELINES", "BENCH_VARIANTS", "COARSEN", "MAX_THREADS",
            "reference_kogge_stone", "reference_single_pass", "sampled_scan", "scan_any_length",
            "scan_hierarchical", "scan_inputs", "scan_single_pass", "scan_traffic", "section_scan",
            "section_tolerance", "sections_runner", "single_pass_chained", "single_pass_one_thread",
-           "single_pass_runner", "single_pass_scan", "single_pass_shuffle", "whole_tolerance"]
+           "single_pass_runner", "single_pass_scan", "single_pass_shuffle", "whole_tolerance",
+           "window_single_pass"]
 
 PROBLEMS = (kogge_stone, brent_kung, scan_traffic, scan_hierarchical, scan_single_pass)
 
@@ -102,7 +104,8 @@ BENCH_VARIANTS = {
     "scan_single_pass": {
         "one thread looks back one tile at a time (the notebook's solution)": single_pass_one_thread,
         "chained: each tile waits for the previous tile's prefix (PMPP §11.7)": single_pass_chained,
-        "the reference with a warp-shuffle block scan": single_pass_shuffle,
+        "status word and two values, 32 predecessors read at once with atomics": window_single_pass,
+        "the status-word scan with a warp-shuffle block scan": single_pass_shuffle,
     },
     "scan_hierarchical": {"the reference with a warp-shuffle block scan": hierarchical_shuffle},
 }

@@ -12,8 +12,8 @@ from autograder.problems.kit.kernels import KernelCache
 MAX_THREADS = 256           # the largest block the checks launch: shared arrays are sized by it
 COARSEN = 16                # elements per thread in 11.4 and 11.5: a tile is COARSEN·T elements
 
-cuda = float32 = int32 = None    # module globals, bound by KernelCache on first use (the simulator)
-_kernels = KernelCache(globals(), "cuda", "float32", "int32")
+cuda = float32 = int32 = int64 = uint64 = libdevice = None   # bound by KernelCache on first use
+_kernels = KernelCache(globals(), "cuda", "float32", "int32", "int64", "uint64", "libdevice")
 
 
 @_kernels.lazy
@@ -343,15 +343,250 @@ def _single_pass_kernel(look_back: str, block: str = "shared"):
     return scan_single_pass_reference
 
 
-def reference_single_pass():
-    """Exercise 11.5 as the course writes it: the three-phase tile scan of 11.4's reference, a
-    dynamic tile index from the counter, and a look-back that reads 32 earlier tiles per round
-    trip (see :func:`_single_pass_kernel`)."""
+def window_single_pass():
+    """Exercise 11.5 with the status word of the exercise: the three-phase tile scan of 11.4's
+    reference, a dynamic tile index from the counter, and a look-back that reads 32 earlier tiles
+    per round trip (see :func:`_single_pass_kernel`)."""
     return _kernels.get("single_pass", lambda: _single_pass_kernel("window"))
 
 
+# ---- the reference: status and value in one 64-bit word ----------------------------------------------
+
+# A tile publishes one 64-bit word: the high half is (epoch << 2) | flag, the low half the float's
+# bits. One atomic exchange publishes both, and one load reads both, so no fence orders a value
+# against its status and a reader never sees one without the other (CUB's tile state for 4-byte
+# values works the same way). The epoch is the launch's number: a word left by an earlier launch
+# has another epoch and reads as "not ready", so the words need no reset between launches. The
+# epoch stays below 2**18, so the high half is below 2**20: read as a float64 the word is a
+# positive denormal, never a NaN, and ``atomic.max(words_f, j, -inf)`` (a volatile load and a
+# compare that never writes) returns it unchanged.
+EPOCHS = 1 << 18
+NEG_INF64 = -np.inf
+
+
+def _packed_kernel(T: int, C: int):
+    """Tiles of T·C elements: T threads, C consecutive elements each, staged through a padded
+    shared tile (coalesced global loads and stores); thread totals scanned with warp shuffles;
+    warp 0 looks back over 32 predecessors per round with one load each, two ballots find the
+    nearest prefix and the first tile not ready, a shuffle reduction adds the values before them.
+    The ticket is ``atomic.add(counter, 0, 1) - base``: the exercise's launch resets the counter
+    (base 0); :class:`PackedScan`'s own counter is never reset, and ``base`` is the tickets taken
+    before this launch."""
+    block_scan = _block_scan("shuffle")
+    TILE = T * C
+    WORDS = TILE + TILE // 32
+
+    @cuda.jit(device=True, inline=True)
+    def pack(tag, v):
+        return (uint64(tag) << uint64(32)) | (uint64(libdevice.float_as_int(v)) & uint64(FULL_MASK))
+
+    @cuda.jit
+    def scan_packed_reference(x, y, words, words_f, counter, base, epoch):
+        tile = cuda.shared.array(WORDS, float32)
+        part = cuda.shared.array(1, float32)          # unused by the shuffle block scan
+        warp_totals = cuda.shared.array(32, float32)
+        ticket = cuda.shared.array(1, int64)
+        carry_s = cuda.shared.array(1, float32)
+        vals = cuda.local.array(C, float32)
+        t = cuda.threadIdx.x
+        if t == 0:
+            ticket[0] = cuda.atomic.add(counter, 0, 1) - base
+        cuda.syncthreads()
+        b = ticket[0]
+        start = b * TILE
+        n = x.size
+        if start + TILE <= n:
+            for k in range(C):
+                j = k * T + t
+                tile[j + (j >> 5)] = x[start + j]
+        else:
+            for k in range(C):
+                j = k * T + t
+                tile[j + (j >> 5)] = x[start + j] if start + j < n else float32(0)
+        cuda.syncthreads()
+        running = float32(0)
+        first = t * C
+        for k in range(C):
+            j = first + k
+            running += tile[j + (j >> 5)]
+            vals[k] = running
+        before, total = block_scan(running, part, warp_totals, t, T)
+        if t < 32:
+            lane = t
+            if lane == 0:
+                cuda.atomic.exch(words, b, pack((epoch << 2) | (PREFIX if b == 0 else AGGREGATE),
+                                                total))
+            carry = float32(0)
+            end = b
+            done = b == 0
+            while not done:
+                j = end - 1 - lane
+                flag = PREFIX                         # before tile 0: as if a prefix of 0
+                value = float32(0)
+                if j >= 0:
+                    bits = libdevice.double_as_longlong(cuda.atomic.max(words_f, j, NEG_INF64))
+                    hi = int32(bits >> 32)
+                    flag = hi & 3 if (hi >> 2) == epoch else NOT_READY
+                    value = libdevice.int_as_float(int32(bits & 0xFFFFFFFF))
+                not_ready = cuda.ballot_sync(FULL_MASK, flag == NOT_READY)
+                prefix = cuda.ballot_sync(FULL_MASK, flag == PREFIX)
+                first_nr = cuda.ffs(not_ready)        # 1-based lane; 0: none
+                first_p = cuda.ffs(prefix)
+                if first_p != 0 and (first_nr == 0 or first_p < first_nr):
+                    upto = first_p                    # up to the nearest prefix, included
+                    done = True
+                elif first_nr != 0:
+                    upto = first_nr - 1               # the ready tiles before the first not ready
+                else:
+                    upto = 32
+                part_sum = value if lane < upto else float32(0)
+                d = 16
+                while d > 0:
+                    part_sum += cuda.shfl_down_sync(FULL_MASK, part_sum, d)
+                    d //= 2
+                carry += cuda.shfl_sync(FULL_MASK, part_sum, 0)
+                end -= upto
+            if lane == 0:
+                carry_s[0] = carry
+                if b > 0:
+                    cuda.atomic.exch(words, b, pack((epoch << 2) | PREFIX, carry + total))
+        cuda.syncthreads()
+        before += carry_s[0]
+        for k in range(C):
+            j = first + k
+            tile[j + (j >> 5)] = vals[k] + before
+        cuda.syncthreads()
+        if start + TILE <= n:
+            for k in range(C):
+                j = k * T + t
+                y[start + j] = tile[j + (j >> 5)]
+        else:
+            for k in range(C):
+                j = k * T + t
+                if start + j < n:
+                    y[start + j] = tile[j + (j >> 5)]
+
+    return scan_packed_reference
+
+
+def packed_shape(threads: int) -> tuple[int, int]:
+    """(T, C) of the packed kernel for a tile of ``COARSEN·threads`` elements: 256 threads' tile
+    of 4096 runs as 128 threads × 32 (the fastest of the shapes measured on the H200,
+    docs/benchmarks.md); other tiles as ``threads × COARSEN``."""
+    threads = int(threads)
+    return (128, 32) if threads == 256 else (threads, COARSEN)
+
+
+class PackedScan:
+    """The course reference of 11.5, launched as the exercise is
+    (``scan[blocks, threads](x, y, status, aggregates, prefixes, counter)``: it takes its tile
+    index from ``counter``; ``status``, ``aggregates`` and ``prefixes`` are not used, its tiles
+    publish into 64-bit words of its own), and callable on its own: ``scan(x, y)`` is one launch,
+    with nothing filled, allocated or read back once the first call has made its words."""
+
+    def __init__(self):
+        self._state: dict = {}
+        self._launches: dict = {}
+        self._bound: dict = {}
+
+    def kernel(self, threads: int):
+        T, C = packed_shape(threads)
+        return _kernels.get(f"packed_{T}x{C}", lambda: _packed_kernel(T, C))
+
+    def _configured(self, tiles: int, threads: int):
+        key = (int(tiles), int(threads))
+        launch = self._launches.get(key)
+        if launch is None:
+            if len(self._launches) > 64:
+                self._launches.clear()
+            launch = self._launches[key] = self.kernel(threads)[tiles, packed_shape(threads)[0]]
+        return launch
+
+    def _words(self, tiles: int):
+        """(words, their float64 view, epoch) for a launch of ``tiles`` tiles. CPU mode: fresh
+        zeroed words every launch. GPU: one array per CUDA context, grown when a launch needs
+        more and zeroed again when the epochs run out."""
+        from numba import cuda as numba_cuda
+        from autograder.machine import device
+        if not device.current().is_gpu:
+            words = numba_cuda.to_device(np.zeros(max(tiles, 1), np.uint64))
+            return words, words.view(np.float64), 1
+        state = self._state
+        context = numba_cuda.current_context()
+        if state.get("context") is not context:
+            state.clear()
+            self._launches.clear()
+        if not state or state["words"].size < tiles or state["epoch"] + 1 >= EPOCHS:
+            self._bound.clear()           # bound to the words about to be replaced
+            size = max(tiles, 2 * state["words"].size if state else 0)
+            state.update(context=context, epoch=0,
+                         words=numba_cuda.to_device(np.zeros(size, np.uint64)))
+            state["words_f"] = state["words"].view(np.float64)
+        state["epoch"] += 1
+        return state["words"], state["words_f"], state["epoch"]
+
+    def _counter(self, tiles: int):
+        """(the counter :meth:`__call__`'s launches take tickets from, the tickets taken before
+        this launch): never reset, so a launch's tiles are ``base .. base + tiles - 1``."""
+        from numba import cuda as numba_cuda
+        from autograder.machine import device
+        if not device.current().is_gpu:
+            return numba_cuda.to_device(np.zeros(1, np.int64)), 0
+        state = self._state
+        if state.get("counter_context") is not state["context"]:
+            state.update(counter=numba_cuda.to_device(np.zeros(1, np.int64)), taken=0,
+                         counter_context=state["context"])
+        base = state["taken"]
+        state["taken"] = base + tiles
+        return state["counter"], base
+
+    def __getitem__(self, config):
+        blocks, threads = config
+
+        def launch(x, y, status, aggregates, prefixes, counter):
+            words, words_f, epoch = self._words(int(blocks))
+            self._configured(blocks, threads)(x, y, words, words_f, counter, 0, epoch)
+        return launch
+
+    def __call__(self, x, y, threads: int = 256):
+        """y = the inclusive scan of x (float32 device arrays, or any objects with a
+        ``__cuda_array_interface__`` on a GPU): one launch, bound once per pair of arrays
+        (:class:`autograder.machine.launch.BoundLaunch`)."""
+        from autograder.machine.launch import BoundLaunch, array_key
+        T, C = packed_shape(threads)
+        tiles = max(1, -(-int(x.shape[0]) // (T * C)))
+        words, words_f, epoch = self._words(tiles)
+        counter, base = self._counter(tiles)
+        if not self._state:                       # CPU mode
+            self._configured(tiles, threads)(x, y, words, words_f, counter, base, epoch)
+            return y
+        key = (array_key(x), array_key(y), threads)
+        bound = self._bound.get(key)
+        if bound is None:
+            if len(self._bound) > 16:
+                self._bound.clear()
+            bound = self._bound[key] = BoundLaunch(self.kernel(threads), tiles, T, x, y, words,
+                                                   words_f, counter, base, epoch, scalars=(5, 6))
+        bound(base, epoch)
+        return y
+
+
+def scan_on_device(x, y):
+    """``y`` = the inclusive scan of ``x`` (float32, on the device) with the course's single-pass
+    reference: one launch per call, nothing allocated or filled after the first call for these
+    arrays. For code outside the exercises (``aag bench`` times it end to end)."""
+    return reference_single_pass()(x, y)
+
+
+@_kernels.lazy
+def reference_single_pass():
+    """Exercise 11.5 as the course writes it for speed (see :func:`_packed_kernel`)."""
+    return PackedScan()
+
+
 def single_pass_shuffle():
-    """The reference with the thread totals scanned by warp shuffles (two barriers, not eight)."""
+    """The status-word scan with the thread totals scanned by warp shuffles (two barriers, not
+    eight)."""
     return _kernels.get("single_pass_shuffle", lambda: _single_pass_kernel("window", "shuffle"))
 
 
