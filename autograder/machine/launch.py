@@ -1,0 +1,143 @@
+"""Launching a Numba kernel again with the same arrays, at the driver's cost.
+
+Numba's launch, ``kernel[grid, block](*args)``, types every argument, finds the compiled overload,
+turns each array into its fields (pointer, shape, strides) and builds a launch configuration, in
+Python, on every call. On the H200's host that costs far more than a memory-bound kernel of a few
+megabytes takes to run (``docs/benchmarks.md``, "Calling a kernel from Python"). A
+:class:`BoundLaunch` does all of it once for given arrays and scalars; each call after that is one
+``cuLaunchKernel`` through ctypes, with the scalars it was told may change written in place.
+
+It holds no reference to the arrays, only their fields: the caller keeps them alive, and a cache of
+bound launches may be keyed by the arrays' pointers and shapes (an array freed and another made at
+the same address with the same shape has the same fields). In CPU mode, or where Numba's internals
+are not what this module expects, a bound launch is the ordinary launch (``.fast`` is False and
+``.why`` says why).
+"""
+
+from __future__ import annotations
+
+import ctypes
+import ctypes.util
+
+_driver: dict = {}
+
+
+def _cu_launch_kernel():
+    """libcuda's ``cuLaunchKernel``, typed (looked up once)."""
+    if "launch" not in _driver:
+        name = ctypes.util.find_library("cuda") or "libcuda.so.1"
+        fn = ctypes.CDLL(name).cuLaunchKernel
+        fn.restype = ctypes.c_int
+        fn.argtypes = [ctypes.c_void_p] + [ctypes.c_uint] * 7 + [ctypes.c_void_p] * 3
+        _driver["launch"] = fn
+    return _driver["launch"]
+
+
+def _cu_memset_d32():
+    if "memset" not in _driver:
+        name = ctypes.util.find_library("cuda") or "libcuda.so.1"
+        fn = ctypes.CDLL(name).cuMemsetD32Async
+        fn.restype = ctypes.c_int
+        fn.argtypes = [ctypes.c_uint64, ctypes.c_uint, ctypes.c_size_t, ctypes.c_void_p]
+        _driver["memset"] = fn
+    return _driver["memset"]
+
+
+def zero_words(a) -> None:
+    """Set a device array of 4-byte elements to 0, queued on the default stream: one driver
+    call (``cuMemsetD32Async``) on a GPU, a copy from the host in CPU mode."""
+    import numpy as np
+    from autograder.machine import device
+    if np.dtype(a.dtype).itemsize != 4 or len(a.shape) != 1:
+        raise ValueError("zero_words takes a one-dimensional array of 4-byte elements")
+    if not device.current().is_gpu:
+        a.copy_to_device(np.zeros(a.shape, a.dtype))
+        return
+    cai = a.__cuda_array_interface__
+    if cai.get("strides") not in (None, (4,)):
+        raise ValueError("zero_words takes a contiguous array (this one has strides)")
+    count = 1
+    for side in cai["shape"]:
+        count *= int(side)
+    status = _cu_memset_d32()(cai["data"][0], 0, count, None)
+    if status != 0:
+        raise RuntimeError(f"cuMemsetD32Async failed with CUDA error {status}")
+
+
+def _dims(d) -> tuple[int, int, int]:
+    d = (d,) if isinstance(d, int) else tuple(int(v) for v in d)
+    return (d + (1, 1, 1))[:3]
+
+
+class BoundLaunch:
+    """``BoundLaunch(kernel, grid, block, *args, scalars=())``: call it to launch
+    ``kernel[grid, block](*args)`` again. ``scalars`` names the positions of scalar arguments a
+    later call may change: ``bound(base, epoch)`` writes those values, in that order, before the
+    launch."""
+
+    def __init__(self, kernel, griddim, blockdim, *args, scalars: tuple[int, ...] = ()):
+        self._kernel, self._config = kernel, (griddim, blockdim)
+        self._scalars = tuple(scalars)
+        self._args = list(args)
+        if self._try_bind(kernel, griddim, blockdim, args, scalars):
+            self._args = None             # the fields are bound; no reference to the arrays
+
+    def _try_bind(self, kernel, griddim, blockdim, args, scalars) -> bool:
+        self.fast, self.why = False, ""
+        from autograder.machine import device
+        if not device.current().is_gpu:
+            self.why = "CPU mode"
+            return False
+        try:
+            compiled = kernel.compile(tuple(kernel.typeof_pyval(a) for a in args))
+            params, where, retr = [], [], []
+            for position, (ty, value) in enumerate(zip(compiled.argument_types, args)):
+                fields: list = []
+                compiled._prepare_args(ty, value, 0, retr, fields)
+                where.append(len(params))
+                for f in fields:
+                    if isinstance(f, bool):
+                        raise TypeError("a boolean argument (its width is the compiler's)")
+                    params.append(ctypes.c_ssize_t(f) if isinstance(f, int) else f)
+            if retr:
+                raise TypeError("a host array argument (it would be copied back after the launch)")
+            for position in scalars:
+                if not isinstance(params[where[position]], ctypes._SimpleCData):
+                    raise TypeError(f"argument {position} is not a scalar")
+            handle = compiled._codelibrary.get_cufunc().handle
+            self._handle = ctypes.c_void_p(int(handle))
+        except Exception as why:          # Numba's internals moved: the ordinary launch
+            self.why = f"{type(why).__name__}: {why}"
+            return False
+        self._params = params
+        self._where = where
+        self._pointers = (ctypes.c_void_p * max(len(params), 1))(
+            *[ctypes.addressof(p) for p in params])
+        self._grid, self._block = _dims(griddim), _dims(blockdim)
+        self._launch = _cu_launch_kernel()
+        self.fast = True
+        return True
+
+    def __call__(self, *values) -> None:
+        if len(values) != len(self._scalars):
+            raise TypeError(f"expected {len(self._scalars)} scalar value(s), got {len(values)}")
+        if not self.fast:
+            for position, value in zip(self._scalars, values):
+                self._args[position] = value
+            griddim, blockdim = self._config
+            self._kernel[griddim, blockdim](*self._args)
+            return
+        for position, value in zip(self._scalars, values):
+            self._params[self._where[position]].value = value
+        g, b = self._grid, self._block
+        status = self._launch(self._handle, g[0], g[1], g[2], b[0], b[1], b[2], 0, None,
+                              self._pointers, None)
+        if status != 0:
+            raise RuntimeError(f"cuLaunchKernel failed with CUDA error {status}")
+
+
+def array_key(a) -> tuple:
+    """What a bound launch depends on for array ``a`` (a Numba device array or any object with a
+    ``__cuda_array_interface__``): its address, shape, strides and type."""
+    cai = a.__cuda_array_interface__
+    return cai["data"][0], tuple(cai["shape"]), cai.get("strides"), cai["typestr"]
