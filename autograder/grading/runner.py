@@ -163,7 +163,7 @@ class Harness:
             self._record, self._event_sync = event_class.record, event_class.synchronize
             self._elapsed = driver.event_elapsed_time
             from autograder.machine.timing import hold_gpu
-            self._hold = hold_gpu
+            self._hold = lambda: hold_gpu(self._hold_ms)
         else:
             # CPU mode: the speed protocol runs too (its tests need no GPU), on host clocks; the
             # simulator's times say nothing about a GPU, and no grade is made of them here.
@@ -171,6 +171,11 @@ class Harness:
             self._event_sync = lambda event: None
             self._elapsed = lambda first, last: 1e3 * (last.at - first.at)
             self._hold = lambda: None
+        # How long the GPU is held before a timed call: twice the host time the previous call's
+        # launch took (0.3 to 20 ms), so that a launch of several kernels, or one that Python
+        # takes long to queue, is queued whole before the GPU reaches the start event.
+        self._hold_ms = 0.3
+        self._clock = time.perf_counter
         self.recording = False
         self.language = "numba"                        # the exercise's kernel language
         self.launches: list[tuple[str, bool]] = []     # (kernel name, is the learner's own)
@@ -351,8 +356,9 @@ class Harness:
     def timed_call(self, problem, submission, case, content: int, buffer: int) -> dict:
         """One timed call: fresh inputs copied in, outputs poisoned, L2 flushed (none of it timed).
 
-        The GPU is kept busy (``hold``) while Python queues the start event and the launch, so the
-        timed region starts when the GPU reaches the learner's work. Two end events: one queued
+        The GPU is kept busy (``hold``, for twice as long as the previous call took to queue) while
+        Python queues the start event and the launch, so the timed region starts when the GPU
+        reaches the learner's work. Two end events: one queued
         right after the launch (on the legacy default stream, which waits for work on the
         ordinary streams ``cuda.stream()`` makes), one after a device-wide synchronize (which
         waits for everything, on any stream). The first is the time, unless the second came
@@ -384,9 +390,11 @@ class Harness:
                 ranges.add(name, buf)
         self._hold()
         self._record(start)
+        queue_start = self._clock()
         try:
             with provenance.recording(ranges) if ranges else contextlib.nullcontext():
                 launch(submission, {**work, **self.scalars[content]}, views, case)
+            self._hold_ms = min(20.0, max(0.3, 2e3 * (self._clock() - queue_start)))
             self._record(end_queued)
             queued = True
             self._device_sync()

@@ -121,14 +121,22 @@ def time_gpu(label: str, launch: Callable[[int], None], pool: int = 1, warmup: i
     """Median time of ``launch(i)`` (i picks the input set, rotating through ``pool``), from a
     start event the GPU reaches only once the launch is queued (see :func:`hold_gpu`)."""
     require_gpu()
+    import time
     from numba import cuda
+    queued = []
     for i in range(warmup):
+        t0 = time.perf_counter()
         launch(i % pool)
+        queued.append(time.perf_counter() - t0)
     cuda.synchronize()
+    # The hold outlasts Python's time to queue the call (twice the slowest warm-up after the
+    # first, which may compile), so a call of
+    # several launches is timed on the GPU alone.
+    hold_ms = min(20.0, max(0.3, 2e3 * max(queued[1:] or queued or [0.0])))
     start, end = cuda.event(), cuda.event()
     times = []
     for r in range(repeats):
-        hold_gpu()
+        hold_gpu(hold_ms)
         start.record()
         launch(r % pool)
         # Events go on the legacy default stream, which waits for work queued on the ordinary
