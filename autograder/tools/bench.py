@@ -139,6 +139,163 @@ def bench_problem(problem, repeats: int = 20, seed: int = 0) -> dict:
     return row
 
 
+# ---- calling a kernel from Python: what a caller sees -----------------------------------------
+
+CALL_SIZES = (1 << 18, 1 << 20, 1 << 24)
+
+
+def _call_times(fn, repeats: int) -> dict:
+    """Three figures for one call of ``fn`` (which queues GPU work and returns):
+
+    - ``device_us``: the GPU's time, the GPU held busy while Python queues the call (as the speed
+      tests time kernels);
+    - ``host_us``: Python's time per call, calls queued back to back behind a held GPU (so no call
+      waits for the GPU): the launch overhead;
+    - ``end_to_end_us``: from a CUDA event recorded on an idle GPU just before the call to one
+      recorded just after it, waited for: what a caller who needs the result sees.
+    Medians of ``repeats``."""
+    import time
+    from numba import cuda
+    for _ in range(3):
+        fn()
+    cuda.synchronize()
+    start, end = cuda.event(), cuda.event()
+    device, e2e = [], []
+    for _ in range(repeats):
+        timing.hold_gpu(5.0)
+        start.record()
+        fn()
+        end.record()
+        end.synchronize()
+        device.append(cuda.event_elapsed_time(start, end) * 1e3)
+    batch = 20
+    host = []
+    for _ in range(max(3, repeats // batch)):
+        timing.hold_gpu(40.0)
+        t0 = time.perf_counter()
+        for _ in range(batch):
+            fn()
+        host.append((time.perf_counter() - t0) / batch * 1e6)
+        cuda.synchronize()
+    for _ in range(repeats):
+        cuda.synchronize()
+        start.record()
+        fn()
+        end.record()
+        end.synchronize()
+        e2e.append(cuda.event_elapsed_time(start, end) * 1e3)
+    return {"device_us": float(np.median(device)), "host_us": float(np.median(host)),
+            "end_to_end_us": float(np.median(e2e))}
+
+
+def _launch_profile(kernel, args, launches: int = 500) -> str:
+    """Where Numba's launch spends its time: cProfile of ``launches`` launches, top functions."""
+    import cProfile
+    import io
+    import pstats
+    from numba import cuda
+    configured = kernel[1, 32]
+    configured(*args)
+    cuda.synchronize()
+    profile = cProfile.Profile()
+    profile.enable()
+    for _ in range(launches):
+        configured(*args)
+    profile.disable()
+    cuda.synchronize()
+    text = io.StringIO()
+    pstats.Stats(profile, stream=text).sort_stats("tottime").print_stats(14)
+    return text.getvalue()
+
+
+def bench_calls(sizes=CALL_SIZES, repeats: int = 40) -> dict:
+    """The course's sum, scan and histogram called from Python: the exercise's launch (as the
+    checks launch the reference), the helper for code outside the exercises (one launch bound
+    once, :mod:`autograder.machine.launch`), PyTorch and CuPy where present; and one empty
+    kernel launched by Numba and by a bound launch, the floor under every row."""
+    from numba import cuda
+    from autograder.machine.launch import BoundLaunch
+    from autograder.problems import ch09, ch10, ch11
+    from autograder.problems.ch09.references import histogram_on_device, reference_private
+    from autograder.problems.ch10.references import reference_sum, sum_on_device
+    from autograder.problems.ch11.references import reference_single_pass, scan_on_device
+    try:
+        import torch
+    except Exception:              # not a course dependency: the GPU machine's image has it
+        torch = None
+    try:
+        import cupy as cp
+    except Exception:
+        cp = None
+
+    @cuda.jit
+    def empty(a, b):
+        pass
+
+    a = cuda.device_array(32, np.float32)
+    b = cuda.device_array(32, np.float32)
+    rows = []
+
+    def add(op, n, label, fn):
+        try:
+            rows.append({"op": op, "n": n, "label": label, **_call_times(fn, repeats)})
+        except Exception as exc:   # one failing library must not hide the other rows
+            rows.append({"op": op, "n": n, "label": label, "error": repr(exc)[:300]})
+
+    configured = empty[1, 32]
+    add("launch", 0, "empty kernel, Numba: k[1, 32](a, b)", lambda: empty[1, 32](a, b))
+    add("launch", 0, "empty kernel, Numba, configured once: kc(a, b)", lambda: configured(a, b))
+    bound_empty = BoundLaunch(empty, 1, 32, a, b)
+    add("launch", 0, "empty kernel, bound launch (one cuLaunchKernel)", bound_empty)
+    rng = np.random.default_rng(23)
+    for n in sizes:
+        x = cuda.to_device(rng.uniform(-1, 1, n).astype(np.float32))
+        out = cuda.device_array(1, np.float32)
+        y = cuda.device_array(n, np.float32)
+        data = cuda.to_device(rng.integers(0, 256, n).astype(np.uint8))
+        hist = cuda.device_array(256, np.uint32)
+        sum_shape = ch10.speed_shape(n)
+        hist_shape = ch09.speed_shape(n)
+        add("sum", n, "exercise launch (zero kernel + reference)",
+            lambda: ch10.run_sum(reference_sum(), x, out, *sum_shape))
+        add("sum", n, "course helper sum_on_device (memset + bound launch)",
+            lambda: sum_on_device(x, out))
+        add("scan", n, "exercise launch (4 fills + reference)",
+            lambda: ch11.single_pass_scan(reference_single_pass(), x, y, ch11.SPEED_THREADS))
+        add("scan", n, "course helper scan_on_device (bound launch)", lambda: scan_on_device(x, y))
+        add("histogram", n, "exercise launch (zero kernel + reference)",
+            lambda: ch09.run_histogram(reference_private(), data, hist, *hist_shape))
+        add("histogram", n, "course helper histogram_on_device (memset + bound launch)",
+            lambda: histogram_on_device(data, hist))
+        if torch is not None:
+            tx, ty, tout = (torch.as_tensor(v, device="cuda") for v in (x, y, out))
+            tout = tout.reshape(())
+            td = torch.as_tensor(data, device="cuda")
+            add("sum", n, "torch.sum (CUB)", lambda: torch.sum(tx, 0, out=tout))
+            add("scan", n, "torch.cumsum (CUB)", lambda: torch.cumsum(tx, 0, out=ty))
+            add("histogram", n, "torch.bincount(minlength=256)",
+                lambda: torch.bincount(td, minlength=256))
+        if cp is not None:
+            cx, cy, cout, cd = (cp.asarray(v) for v in (x, y, out, data))
+            add("sum", n, "cupy.sum", lambda: cp.sum(cx, out=cout.reshape(())))
+            add("scan", n, "cupy.cumsum", lambda: cp.cumsum(cx, out=cy))
+            add("histogram", n, "cupy.bincount", lambda: cp.bincount(cd, minlength=256))
+    return {"rows": rows, "bound_fast": bound_empty.fast, "bound_why": bound_empty.why,
+            "profile": _launch_profile(empty, (a, b))}
+
+
+def _calls_table(result: dict) -> str:
+    lines = ["| operation | n | call | device (µs) | host per call (µs) | end to end (µs) |",
+             "|---|---|---|---|---|---|"]
+    for r in result["rows"]:
+        if "error" in r:
+            lines.append(f"| {r['op']} | {r['n']:,} | {r['label']} | {r['error']} | | |")
+            continue
+        lines.append(f"| {r['op']} | {r['n']:,} | {r['label']} | {r['device_us']:.1f} | "
+                     f"{r['host_us']:.1f} | {r['end_to_end_us']:.1f} |")
+    return "\n".join(lines)
+
+
 def _problem_rows_table(rows: list[dict], peak_flops: float) -> str:
     """One line per reference kernel (and per bench variant): time, GB/s and the fraction of a
     copy of the same bytes, GFLOP/s and the fraction of the FP32 peak (where the work is
@@ -195,6 +352,9 @@ def main(argv=None) -> int:
     parser.add_argument("--only", nargs="*", default=None,
                         help="exercise names to bench (default: every one with a speed test); "
                              "'vector_add' is the launch-shape study of chapter 2")
+    parser.add_argument("--calls", action="store_true",
+                        help="also time the course's sum, scan and histogram called from Python "
+                             "(device, host and end-to-end time per call, beside PyTorch and CuPy)")
     parser.add_argument("--copy-cost", action="store_true",
                         help="also run chapter 2's copy-cost experiment with the reference kernel")
     args = parser.parse_args(argv)
@@ -241,6 +401,13 @@ def main(argv=None) -> int:
         if "error" in r:
             print(f"{r['problem']}: {r['error']}")
     payload["references"] = rows
+    if args.calls:
+        calls = bench_calls()
+        tables.append("Calling the course's kernels from Python (µs per call):\n\n" +
+                      _calls_table(calls))
+        print(tables[-1])
+        print(calls["profile"])
+        payload["calls"] = calls
     if args.out:
         os.makedirs(args.out, exist_ok=True)
         if args.copy_cost:
