@@ -472,6 +472,26 @@ def test_register_tiled_bar_is_set_against_the_plain_algorithm():
     p.check(tuned[0]())
 
 
+@pytest.mark.parametrize("label", [label for label in
+                                   ag.problems.bench_variants(ch06.matmul_register_tiled)
+                                   if "128 × 128" in label])
+def test_big_tile_bench_variants_are_right(label):
+    """The 128 × 128 bench rows (their own launch: 256 threads, a grid over C) pass the visible
+    check, and cases with K and N even, where the 8-byte-pair build runs, several blocks each
+    way, K not a multiple of the slice."""
+    import copy
+
+    from autograder.grading.problem import Sizes
+    p = ch06.matmul_register_tiled
+    factory = ag.problems.bench_variants(p)[label]
+    p.check(factory())
+    even = copy.copy(p)
+    even.cpu_sizes = even.gpu_sizes = Sizes(visible=((130, 24, 258), (70, 34, 2)), hidden=(),
+                                            hidden_random=(0, 1, 2))
+    verdict = even.verdict(factory(), even.cases())
+    assert verdict.passed, verdict
+
+
 @pytest.mark.skipif(not CPU, reason="counts recorded shared-memory accesses: CPU mode only")
 def test_bank_conflicts_see_the_padding():
     """An unpadded 32 × 32 tile: the column reads take 32 passes per warp access; the padded one

@@ -29,7 +29,9 @@ variants, ``notebook.py`` the bank-conflict count the notebook runs.
 """
 
 from autograder.problems.ch06.notebook import bank_conflicts, bank_table
-from autograder.problems.ch06.references import plain_transpose, tuned_register_tiled
+from autograder.problems.ch06.references import (big_tile_bk8, big_tile_bk16, big_tile_pairs,
+                                                 big_tile_single, plain_transpose,
+                                                 tuned_register_tiled)
 from autograder.problems.ch06.specs import (SPEED_TRANSPOSE, matmul_register_tiled,
                                             sectors_per_warp, sectors_spec, transpose_naive,
                                             transpose_tiled)
@@ -43,6 +45,17 @@ PROBLEMS = (transpose_naive, sectors_per_warp, transpose_tiled, matmul_register_
 BENCH_VARIANTS = {
     "transpose_tiled": {"exercise solution (signed indices)": plain_transpose(True),
                         "unpadded 32 × 32 tile (bank conflicts)": plain_transpose(False)},
-    "matmul_register_tiled": {"tuned (128-bit shared loads, BK = 16, unsigned indices; ungraded)":
-                              tuned_register_tiled},
+    "matmul_register_tiled": {
+        "tuned (128-bit shared loads, BK = 16, unsigned indices; ungraded)": tuned_register_tiled,
+        # 128 × 128 tiles per block of 256 threads, launched on a grid of their own (references.py,
+        # OwnLaunch): what each is meant to fix is in its factory's docstring.
+        "128 × 128 tiles, 256 threads, 32 × 64 warp tiles, BK = 8, double-buffered (ungraded)":
+            big_tile_bk8,
+        "128 × 128 tiles, 256 threads, 32 × 64 warp tiles, BK = 16, double-buffered (ungraded)":
+            big_tile_bk16,
+        "128 × 128 tiles, 32 × 64 warp tiles, BK = 8, double-buffered, 8-byte global loads "
+        "(ungraded)": big_tile_pairs,
+        "128 × 128 tiles, 32 × 64 warp tiles, BK = 8, one shared buffer (ungraded)":
+            big_tile_single,
+    },
 }

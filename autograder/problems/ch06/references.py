@@ -9,6 +9,8 @@ checklist's tricks (A's tile stored transposed and padded, 16-byte aligned share
 
 from __future__ import annotations
 
+import numpy as np
+
 from autograder.problems.kit.kernels import KernelCache
 
 # The tiled transpose: TILE × TILE tiles, blocks of TILE × BLOCK_ROWS threads.
@@ -21,8 +23,8 @@ BM = BN = 64
 TM = TN = 8
 MATMUL_BLOCK = (BN // TN, BM // TM)       # (8, 8) = 64 threads
 
-cuda = float32 = uint64 = None   # module globals, bound by KernelCache on first use
-_kernels = KernelCache(globals(), "cuda", "float32", "uint64")
+cuda = float32 = uint32 = uint64 = None   # module globals, bound by KernelCache on first use
+_kernels = KernelCache(globals(), "cuda", "float32", "uint32", "uint64")
 
 
 def cupy_transpose():
@@ -228,3 +230,336 @@ def plain_register_tiled():
                 if row < M and col < N:
                     C[row, col] = acc[i, j]
     return matmul_register_tiled_plain
+
+
+# ---- `aag bench` variants aimed at cuBLAS: 128 × 128 tiles, warp tiles, double buffering ---------
+#
+# Ungraded bench rows (BENCH_VARIANTS), each with a launch of its own (:class:`OwnLaunch`: the
+# grid and block come from C's shape, whatever launch the problem gives): blocks of 256 threads
+# (one dimension), each block a 128 × 128 tile of C, each thread 8 × 8 elements of it. What each
+# is meant to fix is in its factory's docstring; :func:`big_tile_kernel` is the one kernel they
+# share, built with different constants.
+
+BIG_BM = BIG_BN = 128            # the block's tile of C
+BIG_THREADS = 256                # 8 warps, as 4 × 2 warp tiles of 32 × 64
+BIG_WM, BIG_WN = 32, 64          # a warp's tile of C: 4 × 8 lanes of 8 × 8 elements each
+_BIG_SA_STRIDE = BIG_BM + 4      # A's slice stored transposed, sA[k, m]: rows padded by 4 floats
+_BIG_SB_STRIDE = BIG_BN          # B's slice stored as it is, sB[k, n]
+
+
+def big_tile_shape(m: int, n: int) -> tuple[tuple[int, int], int]:
+    """(blocks, threads) of the 128 × 128 variants for an M × N matrix C."""
+    return ((n + BIG_BN - 1) // BIG_BN, (m + BIG_BM - 1) // BIG_BM), BIG_THREADS
+
+
+def _address(array) -> int | None:
+    """The device address of an array's first element (None where it cannot be told)."""
+    face = getattr(array, "__cuda_array_interface__", None)
+    return face["data"][0] if face else None
+
+
+class OwnLaunch:
+    """A launchable for a kernel with a launch of its own: ``OwnLaunch(plain, paired)[blocks,
+    threads](A, B, C)`` launches ``plain`` (or ``paired``, the 8-byte-load build, where K and N
+    are even and A and B start on 8-byte boundaries) on :func:`big_tile_shape` of C, whatever
+    ``blocks`` and ``threads`` it is given."""
+
+    def __init__(self, plain, paired=None):
+        self.plain, self.paired = plain, paired
+
+    def pick(self, A, B):
+        if self.paired is None or A.shape[1] % 2 or B.shape[1] % 2:
+            return self.plain
+        from autograder.machine import device
+        if not device.current().is_gpu:          # the simulator has no alignment to respect
+            return self.paired
+        a, b = _address(A), _address(B)
+        if a is None or b is None or a % 8 or b % 8:
+            return self.plain
+        return self.paired
+
+    def __getitem__(self, config):
+        def launch(A, B, C):
+            (m, k), n = A.shape, B.shape[1]
+            blocks, threads = big_tile_shape(m, n)
+            kernel = self.pick(A, B)
+            # Flat views of A and B (no copy: both are C-contiguous), as uint64 pairs for the
+            # paired build; the kernel indexes them with one running index each.
+            a, b = A.reshape(m * k), B.reshape(k * n)
+            if kernel is self.paired:
+                a, b = a.view(np.uint64), b.view(np.uint64)
+            kernel[blocks, threads](a, b, C, k)
+        return launch
+
+
+def big_tile_kernel(bk: int, double_buffer: bool = True, pairs: bool = False, gpu: bool = True):
+    """The 128 × 128 kernel, built (not cached: see :func:`_big_variant`) for a K slice of ``bk``
+    (8 or 16), with two shared buffers (``double_buffer``: the next slice goes from global memory
+    to registers while the current one is computed on, then to the other buffer; one barrier per
+    slice) or one (load, barrier, compute, barrier), reading A and B as 8-byte pairs (``pairs``:
+    K and N must be even, A and B 8-byte aligned; :class:`OwnLaunch` sees to it) or one float at
+    a time. ``gpu``: 16-byte aligned shared arrays and ``launch_bounds`` (the simulator takes
+    neither).
+
+    Layout. Thread t is lane t % 32 of warp t // 32; the warp's tile of C is 32 × 64, at rows
+    32·(w // 2) and columns 64·(w % 2) of the block's; lane l owns rows 4·(l // 8) + {0..3} and
+    16 + 4·(l // 8) + {0..3} of it, and columns 4·(l % 8) + {0..3} and 32 + 4·(l % 8) + {0..3}:
+    for each k its operands are four runs of 4 floats, each one 128-bit shared load. A warp's
+    loads of B's row touch 8 × 16 = 128 consecutive bytes (one wavefront, no conflict) and of
+    A's column 4 × 16 bytes (a broadcast): a warp moves 4 wavefronts of shared memory per 64 FFMA.
+
+    Loads. A's slice (128 rows × bk) goes to shared memory transposed, sA[k·132 + m]: a warp
+    reads 8 consecutive columns of 4 rows (whole 32-byte sectors; with bk = 16 the even warps take
+    the slice's first 8 columns, the odd ones its last 8) and stores them into rows k of sA,
+    132 = 4 (mod 32) floats apart: the warp's 32 stores hit 32 different banks. B's slice
+    (bk rows × 128) is stored as it is: a warp reads and writes 32 consecutive floats. A and B
+    come flat (1-D views, made by :class:`OwnLaunch`): one running index per matrix, advanced by
+    a slice per pass, rows at fixed multiples of K or N from it. With ``pairs`` a thread moves
+    two neighbours per load (A: k and k + 1 of one row, 4 pairs × 8 rows per warp, stored 132
+    floats apart, still conflict-free; B: n and n + 1 of one row, stored side by side as one
+    64-bit shared store). The inner k loop is written out 8 steps at a time (:func:`step`, an
+    inlined device function): no loop counter, and ptxas may issue a step's shared loads while
+    the previous step's FFMAs run.
+    Elements outside A or B are stored as 0; C's rows and columns outside it are not written."""
+    BM_, BN_, NT = BIG_BM, BIG_BN, BIG_THREADS
+    SAS, SBS = _BIG_SA_STRIDE, _BIG_SB_STRIDE
+    BK_ = bk
+    SA_BUF, SB_BUF = BK_ * SAS, BK_ * SBS        # floats per buffer
+    NBUF = 2 if double_buffer else 1
+    SA_SIZE, SB_SIZE = NBUF * SA_BUF, NBUF * SB_BUF
+    # One float per load: A's slice, thread t: column t % bk, rows t // bk + A_STEP·r.
+    A_STEP, A_PER = NT // BK_, BM_ * BK_ // NT
+    # B's slice, thread t: column t % 128, rows t // 128 + B_STEP·r.
+    B_STEP, B_PER = NT // BN_, BN_ * BK_ // NT
+    # 8-byte pairs: A, thread t: pair t % (bk / 2) (columns 2p, 2p + 1), rows t // (bk / 2) +
+    # PA_STEP·r; B, thread t: pair t % 64 (columns 2p, 2p + 1), rows t // 64 + PB_STEP·r.
+    A_PAIRS = BK_ // 2
+    PA_STEP, PA_PER = NT // A_PAIRS, BM_ * A_PAIRS // NT
+    B_PAIRS = BN_ // 2
+    PB_STEP, PB_PER = NT // B_PAIRS, BK_ * B_PAIRS // NT
+    NA = PA_PER if pairs else A_PER              # loads per thread per slice
+    NB = PB_PER if pairs else B_PER
+    KW = BK_ // 8                                # warps side by side along A's slice
+    PAIRS = pairs
+    DOUBLE = double_buffer
+    align = 16 if gpu else None
+    opts = {"launch_bounds": (NT, 2)} if gpu else {}   # at most 128 registers: 2 blocks per SM
+    assert BM_ == 4 * BIG_WM and BN_ == 2 * BIG_WN and NT == 256 and BK_ in (8, 16)
+
+    @cuda.jit(device=True, inline=True)
+    def low(u):
+        return uint32(u & uint64(0xFFFFFFFF)).view(np.float32)    # the pair's first float
+
+    @cuda.jit(device=True, inline=True)
+    def high(u):
+        return uint32(u >> uint64(32)).view(np.float32)             # its second
+
+    @cuda.jit(device=True, inline=True)
+    def step(sA, sB, pa, pb, acc, a, b):
+        """One k of the slice: this thread's 8 + 8 operands (four 128-bit loads), 64 FFMA."""
+        for q in range(4):
+            a[q] = sA[pa + uint64(q)]
+            a[q + 4] = sA[pa + uint64(q + 16)]
+            b[q] = sB[pb + uint64(q)]
+            b[q + 4] = sB[pb + uint64(q + 32)]
+        for i in range(8):
+            for j in range(8):
+                acc[i, j] += a[i] * b[j]
+
+    @cuda.jit(**opts)
+    def matmul_big_tile(A, B, C, K):
+        # A and B flat (1-D views of the row-major M × K and K × N matrices: float32, or uint64
+        # pairs of them with ``pairs``), C the M × N matrix.
+        sA = cuda.shared.array(SA_SIZE, float32, alignment=align)     # [buf][k * SAS + m]
+        sB = cuda.shared.array(SB_SIZE, float32, alignment=align)     # [buf][k * SBS + n]
+        acc = cuda.local.array((8, 8), float32)
+        a = cuda.local.array(8, float32)
+        b = cuda.local.array(8, float32)
+        ra = cuda.local.array(NA, float32)          # the next slice, on its way to shared memory
+        rb = cuda.local.array(NB, float32)
+        ra2 = cuda.local.array(NA, float32)         # (pairs: the second floats)
+        rb2 = cuda.local.array(NB, float32)
+        M, N = C.shape
+        tid = cuda.threadIdx.x
+        row0 = cuda.blockIdx.y * BM_
+        col0 = cuda.blockIdx.x * BN_
+        warp, lane = tid // 32, tid % 32
+        am = (warp // 2) * BIG_WM + (lane // 8) * 4      # this thread's first row in the tile
+        bn = (warp % 2) * BIG_WN + (lane % 8) * 4        # and first column
+        for i in range(8):
+            for j in range(8):
+                acc[i, j] = float32(0)
+        # This thread's share of the loads, through 1-D views of A and B (one running index per
+        # matrix, advanced by a slice per pass; rows r apart at a fixed multiple of K or N).
+        # A: a warp reads 8 consecutive columns (4 pairs) of 4 (8) rows; with bk = 16 the even
+        # warps read the slice's first 8 columns, the odd ones its last 8.
+        if PAIRS:
+            akp = lane % 4 + 4 * (warp % KW)        # this thread's pair of columns of A's slice
+            ak = 2 * akp
+            ai = lane // 4 + 8 * (warp // KW)
+            bjp = tid % B_PAIRS                     # and of B's
+            bj, bk0 = 2 * bjp, tid // B_PAIRS
+            a_at = uint64((row0 + ai) * (K // 2) + akp)         # in pairs
+            a_row = uint64(PA_STEP * (K // 2))
+            a_next = uint64(A_PAIRS)
+            b_at = uint64(bk0 * (N // 2) + col0 // 2 + bjp)
+            b_row = uint64(PB_STEP * (N // 2))
+            b_next = uint64(BK_ * (N // 2))
+            a_step, b_step = PA_STEP, PB_STEP
+        else:
+            ak = lane % 8 + 8 * (warp % KW)
+            ai = lane // 8 + 4 * (warp // KW)
+            bj, bk0 = tid % BN_, tid // BN_
+            a_at = uint64((row0 + ai) * K + ak)                 # in floats
+            a_row = uint64(A_STEP * K)
+            a_next = uint64(BK_)
+            b_at = uint64(bk0 * N + col0 + bj)
+            b_row = uint64(B_STEP * N)
+            b_next = uint64(BK_ * N)
+            a_step, b_step = A_STEP, B_STEP
+        b_in = col0 + bj < N                        # this thread's column of B is in the matrix
+        nslices = (K + BK_ - 1) // BK_
+        for t in range(nslices + 1 if DOUBLE else nslices):
+            # 1. Global -> registers: slice t (double buffering: slice t is loaded while slice
+            #    t - 1 is computed on; the loop's last pass loads nothing and only computes).
+            k0 = t * BK_
+            a_in = k0 + ak < K
+            for r in range(NA):
+                if a_in and row0 + ai + a_step * r < M:
+                    if PAIRS:
+                        p = A[a_at + uint64(r) * a_row]
+                        ra[r], ra2[r] = low(p), high(p)
+                    else:
+                        ra[r] = A[a_at + uint64(r) * a_row]
+                else:
+                    ra[r], ra2[r] = float32(0), float32(0)
+            for r in range(NB):
+                if b_in and k0 + bk0 + b_step * r < K:
+                    if PAIRS:
+                        p = B[b_at + uint64(r) * b_row]
+                        rb[r], rb2[r] = low(p), high(p)
+                    else:
+                        rb[r] = B[b_at + uint64(r) * b_row]
+                else:
+                    rb[r], rb2[r] = float32(0), float32(0)
+            a_at += a_next
+            b_at += b_next
+            # 2. Compute on the slice already in shared memory (t - 1; single buffer: t, after
+            #    storing it).
+            if DOUBLE:
+                cur = (t + 1) & 1                    # slice t - 1's buffer
+                nxt = t & 1                          # slice t's buffer
+            else:
+                cur = 0
+                nxt = 0
+                # stores (below, 3) first, then compute
+                for r in range(NA):
+                    if PAIRS:
+                        base = uint64(ak * SAS + ai + PA_STEP * r)
+                        sA[base] = ra[r]
+                        sA[base + uint64(SAS)] = ra2[r]
+                    else:
+                        sA[uint64(ak * SAS + ai + A_STEP * r)] = ra[r]
+                for r in range(NB):
+                    if PAIRS:
+                        base = uint64((bk0 + PB_STEP * r) * SBS + bj)
+                        sB[base] = rb[r]
+                        sB[base + uint64(1)] = rb2[r]
+                    else:
+                        sB[uint64((bk0 + B_STEP * r) * SBS + bj)] = rb[r]
+                cuda.syncthreads()
+            if t > 0 or not DOUBLE:
+                pa = uint64(cur * SA_BUF + am)
+                pb = uint64(cur * SB_BUF + bn)
+                for kk in range(BK_ // 8):           # 8 k steps written out: no loop counter,
+                    step(sA, sB, pa, pb, acc, a, b)  # and the next step's shared loads can be
+                    step(sA, sB, pa + uint64(SAS), pb + uint64(SBS), acc, a, b)   # issued early
+                    step(sA, sB, pa + uint64(2 * SAS), pb + uint64(2 * SBS), acc, a, b)
+                    step(sA, sB, pa + uint64(3 * SAS), pb + uint64(3 * SBS), acc, a, b)
+                    step(sA, sB, pa + uint64(4 * SAS), pb + uint64(4 * SBS), acc, a, b)
+                    step(sA, sB, pa + uint64(5 * SAS), pb + uint64(5 * SBS), acc, a, b)
+                    step(sA, sB, pa + uint64(6 * SAS), pb + uint64(6 * SBS), acc, a, b)
+                    step(sA, sB, pa + uint64(7 * SAS), pb + uint64(7 * SBS), acc, a, b)
+                    pa += uint64(8 * SAS)
+                    pb += uint64(8 * SBS)
+            # 3. Registers -> the other shared buffer (its last readers, slice t - 2's, passed
+            #    the barrier at the end of the previous pass), then one barrier.
+            if DOUBLE:
+                oa = nxt * SA_BUF
+                ob = nxt * SB_BUF
+                for r in range(NA):
+                    if PAIRS:
+                        base = uint64(oa + ak * SAS + ai + PA_STEP * r)
+                        sA[base] = ra[r]
+                        sA[base + uint64(SAS)] = ra2[r]
+                    else:
+                        sA[uint64(oa + ak * SAS + ai + A_STEP * r)] = ra[r]
+                for r in range(NB):
+                    if PAIRS:
+                        base = uint64(ob + (bk0 + PB_STEP * r) * SBS + bj)
+                        sB[base] = rb[r]
+                        sB[base + uint64(1)] = rb2[r]
+                    else:
+                        sB[uint64(ob + (bk0 + B_STEP * r) * SBS + bj)] = rb[r]
+            cuda.syncthreads()
+        for i in range(8):
+            r = row0 + am + i % 4 + 16 * (i // 4)
+            for j in range(8):
+                c = col0 + bn + j % 4 + 32 * (j // 4)
+                if r < M and c < N:
+                    C[uint64(r), uint64(c)] = acc[i, j]
+    return matmul_big_tile
+
+
+def _big_variant(key: str, bk: int, double_buffer: bool = True, pairs: bool = False):
+    """The :class:`OwnLaunch` of one build of :func:`big_tile_kernel` (cached under ``key``)."""
+    def make():
+        from autograder.machine import device
+        gpu = device.current().is_gpu
+        plain = big_tile_kernel(bk, double_buffer, False, gpu)
+        return OwnLaunch(plain, big_tile_kernel(bk, double_buffer, True, gpu) if pairs else None)
+    return _kernels.get(key, make)
+
+
+def big_tile_bk8():
+    """128 × 128 tiles, 256 threads, warp tiles of 32 × 64, 8 × 8 per thread, BK = 8, double
+    buffered (:func:`big_tile_kernel`). Meant to fix, against ``tuned_register_tiled`` (64 × 64,
+    64 threads, one buffer): (1) L2 → SM traffic: each block reads 256 floats per k for 16,384
+    FFMA instead of 128 for 4,096 (half the loads per FLOP); (2) the stall at the barrier: the
+    next slice's global loads are in flight while the current one is computed on, and one barrier
+    per slice instead of two; (3) the 34.5M shared-store bank conflicts: A's transposing stores
+    land 132 = 4 (mod 32) floats apart per k, 8 columns × 4 rows per warp, 32 different banks;
+    (4) shared-load wavefronts: a warp's 32 × 64 tile reads 128 B of B's row per LDS.128 (one
+    wavefront) where a 16 × 128 strip reads 256 B (two); (5) loop overhead: the k loop written
+    out (512 FFMA of ~700 instructions per slice, against 64 of ~78 per k). ptxas (CUDA 13.5,
+    sm_90, launch bounds (256, 2)): 128 registers, 24 B spilled (6 local loads per slice, L1
+    hits), 17,664 B shared memory per block (16.6 KB of arrays): 2 blocks = 16 warps per SM."""
+    return _big_variant("big_bk8", 8)
+
+
+def big_tile_bk16():
+    """As :func:`big_tile_bk8` with BK = 16: half the barriers and half the loop overhead per
+    FLOP, twice the loads in flight per thread (8 + 8 floats of the next slice in registers),
+    shared memory 2 × (16 × 132 + 16 × 128) × 4 B = 33.3 KB per block. Meant to fix the barrier
+    and latency stalls that remain at BK = 8; at risk from registers: ptxas gives 128 registers
+    and 40 B spilled (8 local loads per slice of 1,024 FFMA)."""
+    return _big_variant("big_bk16", 16)
+
+
+def big_tile_pairs():
+    """As :func:`big_tile_bk8`, reading A and B from global memory as 8-byte pairs (a uint64
+    view, as chapter 10's sum): 2 + 2 loads per thread per slice instead of 4 + 4, and B's pairs
+    stored side by side (one 64-bit shared store where NVVM merges them). Meant to fix the
+    load-issue overhead (address arithmetic, bounds tests, LDG count) of the slice loads. Used
+    where K and N are even and A and B start on 8-byte boundaries; otherwise the launch falls
+    back to :func:`big_tile_bk8`'s kernel (every odd-sided check case: the GPU's visible cases
+    all have K or N odd, so only the CPU-mode test of even sizes checks the paired build).
+    ptxas: 128 registers, no spill, LDG.E.64 and STS.64."""
+    return _big_variant("big_pairs", 8, pairs=True)
+
+
+def big_tile_single():
+    """As :func:`big_tile_bk8` with one shared buffer (load, barrier, compute, barrier), no
+    prefetch: the control that tells what the double buffering of :func:`big_tile_bk8` is worth
+    (ptxas: 128 registers, no spill, 9,344 B shared memory per block)."""
+    return _big_variant("big_single", 8, double_buffer=False)
