@@ -26,7 +26,9 @@ from autograder.problems.ch08.notebook import measure
 from autograder.problems.ch08.references import (IN_TILE, OUT_TILE, PLANE_OUT, PLANE_TILE,
                                                  reference_basic, reference_coarsened,
                                                  reference_register_tiled, reference_three_planes,
-                                                 reference_tiled)
+                                                 reference_tiled, variant_column_l1,
+                                                 variant_column_l1_deep, variant_rows4,
+                                                 variant_rows8)
 from autograder.problems.ch08.specs import (BASELINES, COEFFICIENTS, FLOPS_PER_POINT, SPEED_VOLUME,
                                             basic_blocks, coarsened_blocks, intensity, slab_range,
                                             slabs, stencil7, stencil_basic, stencil_coarsened,
@@ -38,12 +40,22 @@ __all__ = ["BASELINES", "COEFFICIENTS", "FLOPS_PER_POINT", "IN_TILE", "OUT_TILE"
            "reference_basic", "reference_coarsened", "reference_register_tiled",
            "reference_three_planes", "reference_tiled", "slab_range", "slabs", "stencil7",
            "stencil_basic", "stencil_coarsened", "stencil_intensity", "stencil_tiled",
-           "test_volume", "tiled_blocks"]
+           "test_volume", "tiled_blocks", "variant_column_l1", "variant_column_l1_deep",
+           "variant_rows4", "variant_rows8"]
 
 PROBLEMS = (stencil_basic, stencil_intensity, stencil_tiled, stencil_coarsened)
 
-# `aag bench` times these beside the coarsened exercise's reference, with the same launch.
+# `aag bench` times these beside the coarsened exercise's reference, with the same launch (the
+# variant_* kernels have a grid and block of their own: references.variant_launch).
 BENCH_VARIANTS = {"stencil_coarsened": {
     "register tiled, one load in flight (the exercise's solution)": reference_register_tiled,
     "three shared planes, no register tiling (PMPP §8.4)": reference_three_planes,
+    "z columns, x/y neighbours from L1, no shared memory, 4 planes in flight (32 × 8, z chunks "
+    "of 64)": variant_column_l1,
+    "z columns, x/y neighbours from L1, no shared memory, 8 planes in flight (32 × 8, z chunks "
+    "of 64)": variant_column_l1_deep,
+    "warp rows, 4 rows per thread, x by shuffle, 2 planes in flight (32 × 16 tile, z chunks "
+    "of 32)": variant_rows4,
+    "warp rows, 8 rows per thread, x by shuffle, 2 planes in flight (32 × 32 tile, z chunks "
+    "of 32)": variant_rows8,
 }}
