@@ -27,7 +27,9 @@ Files: ``specs.py`` the graded exercises (keys, spec, launches, baselines, verdi
 
 from autograder.problems.ch12.notebook import measure, plot_merge_path, plot_tiles, time_cpu_merges
 from autograder.problems.ch12.references import (OwnGrid, course_tile, reference_basic,
-                                                 reference_circular, reference_tiled)
+                                                 reference_circular, reference_merge_path,
+                                                 reference_merge_path_searched,
+                                                 reference_merge_path_wide, reference_tiled)
 from autograder.problems.ch12.specs import (BANDWIDTH, KINDS, LATENCY, RESIDENT, SPEED_SIZE,
                                             co_rank, co_ranks, evaluate_co_rank, fast_sorted_keys,
                                             kind_of, merge_basic, merge_reference, merge_tiled,
@@ -42,8 +44,15 @@ __all__ = ["BANDWIDTH", "BENCH_VARIANTS", "KINDS", "LATENCY", "PROBLEMS", "RESID
 PROBLEMS = (co_rank, merge_basic, merge_tiled, merge_time_bound)
 
 # Other kernels `aag bench` times beside an exercise's reference, with the same inputs: the
-# circular-buffer merge at the tiled merge's launch, and the basic merge at ~8 outputs per thread.
+# circular-buffer merge at the tiled merge's launch, the basic merge at ~8 outputs per thread, and
+# three merge-path kernels (ModernGPU / CUB style, each with its own grid: one block per tile).
 BENCH_VARIANTS = {"merge_tiled": {
     "circular buffer (PMPP §12.7)": reference_circular,
     "basic: co-rank per thread, ~8 outputs per thread": lambda: OwnGrid(reference_basic(), 8),
+    "merge path: partition kernel + blocks of 128 threads × 15 outputs (keys read once)":
+        reference_merge_path,
+    "merge path, one kernel: each block's ends by a 32-way warp search, 128 × 15 outputs":
+        reference_merge_path_searched,
+    "merge path: partition kernel + blocks of 256 threads × 11 outputs":
+        reference_merge_path_wide,
 }}

@@ -4,11 +4,13 @@ grades a learner's co-rank device function, and CuPy's sort (the vendor)."""
 
 from __future__ import annotations
 
+import numpy as np
+
 from autograder.machine import device
 from autograder.problems.kit.kernels import KernelCache
 
-cuda = float32 = int64 = None    # module globals, bound by KernelCache on first use (the simulator)
-_kernels = KernelCache(globals(), "cuda", "float32", "int64")
+cuda = float32 = int32 = int64 = None   # module globals, bound by KernelCache on first use
+_kernels = KernelCache(globals(), "cuda", "float32", "int32", "int64")
 
 
 # ---- the course's kernels (references for the speed test, and `aag bench` variants) -------------
@@ -224,6 +226,225 @@ def reference_circular():
     topped up with only the keys the previous tile consumed, so every key is loaded from global
     memory once."""
     return _merge_kernels()["circular"]
+
+
+# ---- merge path (ModernGPU / CUB style): `aag bench` variants, ungraded ---------------------------
+#
+# One block per NV = NT * VT outputs, every key read from global memory once, every output written
+# once. A block's two ends in A (co-ranks of its first and its one-past-last output) come either
+# from a partition kernel run before it (one thread per block boundary) or from two warps of the
+# block itself (a 32-way search in global memory). The block then
+#   (a) loads A[a0:a1] and B[b0:b1] (NV keys together) into one shared array, A's part first,
+#       VT independent coalesced loads per thread held in registers before any shared store;
+#   (b) finds its own diagonal t * VT with a binary search in shared memory;
+#   (c) merges its VT outputs serially, branch-free (the chosen key's shared index by a select,
+#       the next key of that side loaded unconditionally), writing only the index chosen into a
+#       second shared array (stride VT per thread: VT odd, no bank conflicts);
+#   (d) after a barrier, stores C and src in coalesced passes (C[k0 + x] = keys[pos[x]]).
+# Shared memory per block: (NV + 1) float32 keys + NV int32 indices = 8 NV + 4 bytes.
+
+def _merge_path_build(NT: int, VT: int) -> dict:
+    """Compile the merge-path kernels for NT threads per block and VT outputs per thread."""
+    NV = NT * VT
+    NV1 = NV + 1                              # the keys' shared array, with one of padding
+    FULL = 0xFFFFFFFF
+
+    @cuda.jit(device=True)
+    def co_rank_global(k, A, m, B, n):
+        lo = max(0, k - n)
+        hi = min(k, m)
+        while lo < hi:
+            i = (lo + hi) >> 1
+            if A[i] <= B[k - i - 1]:
+                lo = i + 1
+            else:
+                hi = i
+        return lo
+
+    @cuda.jit(device=True)
+    def co_rank_warp(k, A, m, B, n, lane):
+        # The same co-rank, found by a whole warp: each step every lane tests one of 32 points
+        # spread over [lo, hi) (one load of A and one of B each, all in flight together), and
+        # the ballot's count of "A[i] <= B[k-i-1]" (true on a prefix: the test is monotone in i)
+        # keeps the gap between the last true and the first false point: ~33x narrower a step,
+        # so 6 steps of dependent loads for 2^27 keys instead of 27.
+        lo = max(0, k - n)
+        hi = min(k, m)
+        while lo < hi:                        # lo and hi are the same in every lane
+            i = lo + ((hi - lo) * (lane + 1)) // 33
+            c = cuda.popc(cuda.ballot_sync(FULL, A[i] <= B[k - i - 1]))
+            below = cuda.shfl_sync(FULL, i, max(c - 1, 0))
+            above = cuda.shfl_sync(FULL, i, min(c, 31))
+            if c > 0:
+                lo = below + 1
+            if c < 32:
+                hi = above
+        return lo
+
+    @cuda.jit(device=True)
+    def merge_block(A, B, C, src, k0, a0, a1, keys, pos):
+        m, n = A.size, B.size
+        t = int64(cuda.threadIdx.x)
+        k1 = min(k0 + NV, m + n)
+        b0 = k0 - a0
+        na = a1 - a0
+        nb = (k1 - a1) - b0
+        cnt = na + nb
+        # (a) VT independent loads per thread into registers, then the shared stores (a load
+        # after a shared store could not be hoisted above it: global and shared may alias).
+        vals = cuda.local.array(VT, float32)
+        for q in range(VT):
+            x = q * NT + t
+            v = float32(0)
+            if x < na:
+                v = A[a0 + x]
+            elif x < cnt:
+                v = B[b0 + x - na]
+            vals[q] = v
+        for q in range(VT):
+            x = q * NT + t
+            if x < cnt:
+                keys[x] = vals[q]
+        if t == 0:
+            keys[cnt] = float32(0)            # one key of padding: read below, never chosen
+        cuda.syncthreads()
+        # (b) this thread's diagonal: i keys of A and d - i of B come before its outputs
+        d = min(t * VT, cnt)
+        lo = max(int64(0), d - nb)
+        hi = min(d, na)
+        while lo < hi:
+            mid = (lo + hi) >> 1
+            if keys[mid] <= keys[na + d - 1 - mid]:
+                lo = mid + 1
+            else:
+                hi = mid
+        i = lo                                # index in keys of A's next key
+        j = na + d - lo                       # index in keys of B's next key
+        ka = keys[i]
+        kb = keys[j]
+        e = min(d + VT, cnt)
+        # (c) VT outputs, stable (A's key first on a tie), selects instead of branches
+        for q in range(VT):
+            x = d + q
+            if x < e:
+                take_a = (j >= cnt) or (i < na and ka <= kb)
+                p = i if take_a else j
+                pos[x] = p
+                nxt = keys[p + 1]
+                if take_a:
+                    i += 1
+                    ka = nxt
+                else:
+                    j += 1
+                    kb = nxt
+        cuda.syncthreads()
+        # (d) coalesced stores of both outputs
+        for q in range(VT):
+            x = q * NT + t
+            if x < cnt:
+                p = int64(pos[x])
+                C[k0 + x] = keys[p]
+                src[k0 + x] = int32(a0 + p) if p < na else int32(m + b0 + (p - na))
+
+    @cuda.jit
+    def merge_path_partition(A, B, P):
+        p = int64(cuda.grid(1))
+        if p < P.size:
+            m, n = A.size, B.size
+            P[p] = co_rank_global(min(p * NV, m + n), A, m, B, n)
+
+    @cuda.jit
+    def merge_path_tiles(A, B, C, src, P):
+        keys = cuda.shared.array(NV1, float32)
+        pos = cuda.shared.array(NV, int32)
+        blk = int64(cuda.blockIdx.x)
+        merge_block(A, B, C, src, blk * NV, P[blk], P[blk + 1], keys, pos)
+
+    @cuda.jit
+    def merge_path_searched(A, B, C, src):
+        keys = cuda.shared.array(NV1, float32)
+        pos = cuda.shared.array(NV, int32)
+        ends = cuda.shared.array(2, int64)
+        m, n = A.size, B.size
+        t = cuda.threadIdx.x
+        k0 = int64(cuda.blockIdx.x) * NV
+        w = t >> 5
+        if w < 2:                             # warp 0: the block's start, warp 1: its end
+            a = co_rank_warp(min(k0 + w * NV, m + n), A, m, B, n, t & 31)
+            if (t & 31) == 0:
+                ends[w] = a
+        cuda.syncthreads()
+        merge_block(A, B, C, src, k0, ends[0], ends[1], keys, pos)
+
+    return dict(partition=merge_path_partition, tiles=merge_path_tiles,
+                searched=merge_path_searched)
+
+
+class MergePath:
+    """A merge-path bench variant: launched with its own grid (one block of ``threads`` per
+    ``threads * per_thread`` outputs), whatever launch it is given. ``partition=True``: a
+    partition kernel first writes every block's start in A to a buffer (kept between calls)
+    that the merge kernel reads; ``False``: each block finds its two ends itself (two warps)."""
+
+    def __init__(self, threads: int, per_thread: int, partition: bool = True):
+        self.threads, self.per_thread, self.partition = threads, per_thread, partition
+        self._parts = None
+
+    def kernels(self) -> dict:
+        NT, VT = self.threads, self.per_thread
+        return _kernels.get(f"merge_path_{NT}_{VT}", lambda: _merge_path_build(NT, VT))
+
+    def __getitem__(self, config):
+        kernels = self.kernels()
+        nv = self.threads * self.per_thread
+
+        def launch(A, B, C, src):
+            total = A.size + B.size
+            if total == 0:
+                return
+            blocks = -(-total // nv)
+            if not self.partition:
+                kernels["searched"][blocks, self.threads](A, B, C, src)
+                return
+            if self._parts is None or self._parts.size != blocks + 1:
+                self._parts = cuda.device_array(blocks + 1, np.int64)
+            kernels["partition"][-(-(blocks + 1) // 128), 128](A, B, self._parts)
+            kernels["tiles"][blocks, self.threads](A, B, C, src, self._parts)
+        return launch
+
+
+def reference_merge_path():
+    """Merge path, two kernels (ModernGPU / CUB's merge): a partition kernel (one thread per
+    block boundary, a binary search in global memory), then blocks of 128 threads x 15 outputs
+    (1920 outputs, 15.4 KB of shared memory): one coalesced load of the block's keys of A and B
+    into shared memory, each thread's co-rank by a binary search in shared memory, a serial
+    branch-free merge of 15 outputs, coalesced stores through shared memory. Every key is read
+    once. Attacks: the per-tile barriers and tile loop (one tile per block, two barriers in all),
+    the co-rank searches in global memory of the blocks (done once, all in parallel, by the
+    partition kernel), one load in flight per thread (15 independent loads in flight), uncoalesced
+    per-thread stores. In CPU mode 16 threads x 5 outputs, so the small cases have many blocks."""
+    return MergePath(*((128, 15) if device.current().is_gpu else (16, 5)), partition=True)
+
+
+def reference_merge_path_searched():
+    """Merge path in one kernel: as :func:`reference_merge_path` (128 threads x 15 outputs), but
+    each block finds its own two ends in A: warp 0 the start, warp 1 the end, each a 32-way
+    search in global memory (6 steps of dependent loads for 2^27 keys instead of 27). Attacks the
+    same limits without the partition kernel's launch and its buffer, at the price of a search
+    per block on the critical path of every block (hidden only if other resident blocks keep
+    memory busy meanwhile). In CPU mode 64 threads x 3 outputs (the search needs whole warps)."""
+    return MergePath(*((128, 15) if device.current().is_gpu else (64, 3)), partition=False)
+
+
+def reference_merge_path_wide():
+    """Merge path, two kernels, wider blocks: 256 threads x 11 outputs (2816 outputs per block,
+    22.5 KB of shared memory). Against :func:`reference_merge_path`: fewer, larger blocks (fewer
+    partition points and per-block fixed costs: barriers, the diagonal search, the tail of a
+    block), shorter serial merges per thread, more bytes in flight per block while it loads, but
+    fewer blocks resident per SM to overlap one block's search and merge with another's loads
+    (ptxas for sm_90, CUDA 13: 48 registers a thread, so 5 blocks / 1280 threads per SM, against
+    39 registers and ~12 blocks / 1536 threads for 128 x 15). In CPU mode 32 threads x 3 outputs."""
+    return MergePath(*((256, 11) if device.current().is_gpu else (32, 3)), partition=True)
 
 
 class OwnGrid:
