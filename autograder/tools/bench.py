@@ -89,7 +89,7 @@ def bench_vector_add(n: int, repeats: int) -> dict:
 
 # ---- every reference kernel with a speed test -------------------------------------------------
 
-def bench_problem(problem, repeats: int = 20, seed: int = 0) -> dict:
+def bench_problem(problem, repeats: int = 20, seed: int = 0, cpu: bool = True) -> dict:
     """The course reference of one exercise at its speed-test size, timed exactly as the speed
     test times it (same harness: fresh inputs per call, poisoned outputs, L2 flushed), next to
     a copy of the same bytes, the vendor library (CuPy) where it has the operation, and the CPU
@@ -135,7 +135,20 @@ def bench_problem(problem, repeats: int = 20, seed: int = 0) -> dict:
             harness.release()
         except ImportError as why:
             row["vendor_skipped"] = str(why)
-    row["cpu"] = {b.label: b.median_ms for b in speed.cpu_baselines(problem, size)}
+    torch_op = _TORCH_OPS.get(problem.name)
+    if torch_op is not None:
+        try:
+            harness = Harness()
+            harness.speed_setup_from_host(problem, host, 1, size)
+            label, make = torch_op
+            fn = make()
+            v = timing.time_gpu(label, lambda i: fn(harness.masters[i % 3]), pool=3,
+                                repeats=repeats)
+            row["torch_ms"], row["torch_label"] = v.median_ms, label
+            harness.release()
+        except Exception as why:          # PyTorch is not a course dependency
+            row["torch_skipped"] = f"{type(why).__name__}: {why}"[:200]
+    row["cpu"] = {b.label: b.median_ms for b in speed.cpu_baselines(problem, size)} if cpu else {}
     return row
 
 
@@ -218,6 +231,7 @@ def bench_calls(sizes=CALL_SIZES, repeats: int = 40) -> dict:
     from autograder.problems import ch09, ch10, ch11
     from autograder.problems.ch09.references import histogram_on_device, reference_private
     from autograder.problems.ch10.references import reference_sum, sum_on_device
+    from autograder.problems.ch10.specs import run_sum
     from autograder.problems.ch11.references import reference_single_pass, scan_on_device
     try:
         import torch
@@ -257,7 +271,7 @@ def bench_calls(sizes=CALL_SIZES, repeats: int = 40) -> dict:
         sum_shape = ch10.speed_shape(n)
         hist_shape = ch09.speed_shape(n)
         add("sum", n, "exercise launch (zero kernel + reference)",
-            lambda: ch10.run_sum(reference_sum(), x, out, *sum_shape))
+            lambda: run_sum(reference_sum(), x, out, *sum_shape))
         add("sum", n, "course helper sum_on_device (memset + bound launch)",
             lambda: sum_on_device(x, out))
         add("scan", n, "exercise launch (4 fills + reference)",
@@ -296,13 +310,53 @@ def _calls_table(result: dict) -> str:
     return "\n".join(lines)
 
 
+def _torch_ops() -> dict:
+    """PyTorch's own operation for an exercise, where it has one (CUB or cuBLAS inside): the CUB
+    column of ``aag bench`` on a machine with PyTorch (never a course dependency)."""
+    def tensor(a):
+        import torch
+        return torch.as_tensor(a, device="cuda")
+
+    def sum_():
+        import torch
+        out = torch.empty((), device="cuda")
+        return lambda m: torch.sum(tensor(m["x"]), 0, out=out)
+
+    def cumsum():
+        import torch
+        return lambda m: torch.cumsum(tensor(m["x"]), 0)
+
+    def bincount():
+        import torch
+        return lambda m: torch.bincount(tensor(m["data"]), minlength=256)
+
+    def mm():
+        import torch
+        return lambda m: torch.mm(tensor(m["A"]), tensor(m["B"]))
+
+    def sort_concat():
+        import torch
+        return lambda m: torch.sort(torch.cat((tensor(m["A"]), tensor(m["B"]))), stable=True)
+
+    return {"reduce_sum": ("torch.sum (CUB)", sum_),
+            "scan_single_pass": ("torch.cumsum (CUB)", cumsum),
+            "scan_hierarchical": ("torch.cumsum (CUB)", cumsum),
+            "histogram_private": ("torch.bincount", bincount),
+            "matmul_register_tiled": ("torch.mm (cuBLAS)", mm),
+            "merge_tiled": ("torch.sort of A‖B, stable (CUB radix sort)", sort_concat)}
+
+
+_TORCH_OPS = _torch_ops()
+
+
 def _problem_rows_table(rows: list[dict], peak_flops: float) -> str:
     """One line per reference kernel (and per bench variant): time, GB/s and the fraction of a
     copy of the same bytes, GFLOP/s and the fraction of the FP32 peak (where the work is
     arithmetic), the vendor library, the speedup over each CPU baseline."""
     lines = ["| exercise | kernel | size | time (ms) | GB/s | of copy | GFLOP/s | of FP32 peak "
-             "| vendor (ms) | vendor time / ours | speedup over CPU |",
-             "|---|---|---|---|---|---|---|---|---|---|---|"]
+             "| vendor (ms) | vendor time / ours | PyTorch (ms) | PyTorch time / ours "
+             "| speedup over CPU |",
+             "|---|---|---|---|---|---|---|---|---|---|---|---|---|"]
     for r in rows:
         size = (" × ".join(map(str, r["size"])) if isinstance(r["size"], (list, tuple))
                 else f"{r['size']:,}")
@@ -314,10 +368,13 @@ def _problem_rows_table(rows: list[dict], peak_flops: float) -> str:
             vendor = (f"{r['vendor_ms']:.3f} ({r['vendor_label']})" if "vendor_ms" in r and i == 0
                       else "–")
             ratio = f"{r['vendor_ms'] / ms:.0%}" if "vendor_ms" in r else "–"
+            torch_ms = (f"{r['torch_ms']:.3f} ({r['torch_label']})" if "torch_ms" in r and i == 0
+                        else "–")
+            torch_ratio = f"{r['torch_ms'] / ms:.0%}" if "torch_ms" in r else "–"
             cpu = "; ".join(f"{c_ms / ms:,.0f}× {name}" for name, c_ms in r["cpu"].items())
             lines.append(f"| {r['problem'] if i == 0 else ''} | {label} | {size} | {ms:.3f} | "
                          f"{r['bytes'] / ms / 1e6:,.0f} | {r['copy_ms'] / ms:.0%} | {gflops} | "
-                         f"{of_peak} | {vendor} | {ratio} | {cpu} |")
+                         f"{of_peak} | {vendor} | {ratio} | {torch_ms} | {torch_ratio} | {cpu} |")
     return "\n".join(lines)
 
 
@@ -352,6 +409,8 @@ def main(argv=None) -> int:
     parser.add_argument("--only", nargs="*", default=None,
                         help="exercise names to bench (default: every one with a speed test); "
                              "'vector_add' is the launch-shape study of chapter 2")
+    parser.add_argument("--no-cpu", action="store_true",
+                        help="skip the CPU baselines (a quicker run of the GPU rows)")
     parser.add_argument("--calls", action="store_true",
                         help="also time the course's sum, scan and histogram called from Python "
                              "(device, host and end-to-end time per call, beside PyTorch and CuPy)")
@@ -387,7 +446,7 @@ def main(argv=None) -> int:
     for problem in todo:
         bar.begin(problem.name)
         try:
-            rows.append(bench_problem(problem, repeats=min(args.repeats, 30)))
+            rows.append(bench_problem(problem, repeats=min(args.repeats, 30), cpu=not args.no_cpu))
         except Exception as exc:   # one broken reference must not hide the others' numbers
             rows.append({"problem": problem.name, "error": f"{type(exc).__name__}: {exc}"})
         bar.write(json.dumps(rows[-1]))

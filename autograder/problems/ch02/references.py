@@ -7,8 +7,8 @@ import numpy as np
 
 from autograder.problems.kit.kernels import KernelCache
 
-cuda = float32 = uint32 = uint64 = None   # bound by KernelCache on first use
-_kernels = KernelCache(globals(), "cuda", "float32", "uint32", "uint64")
+cuda = uint32 = uint64 = libdevice = None   # bound by KernelCache on first use
+_kernels = KernelCache(globals(), "cuda", "uint32", "uint64", "libdevice")
 
 
 @_kernels.lazy
@@ -76,7 +76,8 @@ def grid_stride_pairs():
     def add_pair(p, q):
         lo = uint32(p & 0xFFFFFFFF).view(np.float32) + uint32(q & 0xFFFFFFFF).view(np.float32)
         hi = uint32(p >> 32).view(np.float32) + uint32(q >> 32).view(np.float32)
-        return (uint64(hi.view(np.uint32)) << uint64(32)) | uint64(lo.view(np.uint32))
+        return (uint64(libdevice.float_as_int(hi)) << uint64(32)) | \
+            (uint64(libdevice.float_as_int(lo)) & uint64(0xFFFFFFFF))
 
     @cuda.jit
     def vector_add_pairs(x, y, out):
