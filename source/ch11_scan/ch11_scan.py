@@ -829,10 +829,10 @@ plt.show()
 # one tile, 1 element, and last 2100 elements with one NaN among them (the right answer is NaN from
 # there on, and the tiles after it must still finish). It checks that the blocks took exactly one
 # ticket each, and the values as in 11.4. **The speed test** times it on 2²⁸ elements against the
-# course's single-pass kernel, whose look-back reads 32 earlier tiles at once (see
-# `_single_pass_kernel` in `autograder/problems/ch11/references.py`): you need at least 30% of its
-# speed (on the H200, a look-back that reads one tile at a time ran at 54% of it) and 5× the CPU
-# scan.
+# course's single-pass kernel, which keeps a tile's status and value together in one 64-bit word
+# and reads 32 earlier tiles with one load each (see `_packed_kernel` in
+# `autograder/problems/ch11/references.py`): you need at least 12% of its speed (on the H200, a
+# look-back that reads one tile at a time ran at 22% of it) and 5× the CPU scan.
 
 # %%
 # A tile's status: what it has published so far (the kernel reads these as constants)
@@ -963,13 +963,13 @@ except ag.timing.NeedsGPU as why:
 #
 # Compare what you measured (on a GPU; without one, use the course's H200 figures for 2²⁸
 # elements, `docs/benchmarks.md`: the copy 0.505 ms, the course's hierarchical scan 1.502 ms,
-# its single-pass scan 2.140 ms, `cupy.cumsum` 1.961 ms) with your predictions from 11.3. On the
-# H200 the course's single pass runs at 0.92× the speed of `cupy.cumsum` and 24% of a copy's.
-# Its look-back reads each predecessor's status word with `cuda.atomic.add(status, j, 0)`, a
-# read-modify-write that goes to the L2 cache, and its values with atomics too. The same kernel
-# with plain loads, and NaN in a value for "not published yet" (a protocol that hangs on a NaN
-# input, as the check's NaN case shows), took 1.328 ms. CUB keeps a tile's status and value
-# together in one 64-bit word and reads it with one ordinary load that bypasses the SM's L1.
+# the single pass with the exercise's status words and 32 predecessors read at once 1.603 ms,
+# `cupy.cumsum` 1.952 ms) with your predictions from 11.3. That single pass reads each
+# predecessor's status word with `cuda.atomic.add(status, j, 0)`, a read-modify-write that goes
+# to the L2 cache, then its value with another atomic. The course's reference keeps a tile's
+# status and value together in one 64-bit word, as CUB does: one `cuda.atomic.exch` publishes
+# both, and one load that bypasses the SM's L1 reads both, so no fence has to order them. It
+# took 0.787 ms, 64% of a copy, about the time of CUB's own scan (what `torch.cumsum` runs).
 # In the cell below, in 5 to 10 sentences:
 #
 # 1. for the hierarchical and the single-pass scan, give the bound (bytes at the copy's
@@ -988,18 +988,19 @@ except ag.timing.NeedsGPU as why:
 # *Model answer (in the solutions only), with the course's H200 figures (2²⁸ float32).* The copy
 # of the same 2.15 GB took 0.505 ms. The hierarchical scan moves 4.30 GB, 16.0 bytes per element
 # (11.3), so its bound at the copy's bandwidth is 1.007 ms; the course's took 1.502 ms, about two
-# thirds of its bound. The single pass moves 8 bytes per element, bound 0.503 ms; the course's
-# took 2.140 ms, 24% of the bound, and is slower than the hierarchy, where the traffic predicts
-# it twice as fast (a look-back by one thread, one tile at a time, took 3.968 ms). Two costs the
+# thirds of its bound. The single pass moves 8 bytes per element, bound 0.503 ms; with the
+# exercise's status words it took 1.603 ms, 31% of the bound, hardly faster than the hierarchy,
+# where the traffic predicts it twice as fast (a look-back by one thread, one tile at a time,
+# took 3.506 ms). Two costs the
 # model leaves out: first, the work inside a block: the section scans alone (Kogge-Stone 2.836
 # ms, Brent-Kung 3.645 ms for 8 bytes per element) run 5.6 to 7.2 times slower than the copy,
 # so the barriers and shared-memory steps of a block scan cost time even when the bytes are the
 # same; second, in the single pass, passing the carry between blocks: the chained variant, which
-# waits for each predecessor's prefix, took 76.37 ms against 2.140 ms for the decoupled
+# waits for each predecessor's prefix, took 74.76 ms against 1.603 ms for the decoupled
 # look-back reading 32 predecessors at once, with the same bytes moved, and the look-back's
-# atomic reads of status words and values cost on their own: the same kernel with plain loads
-# (and NaN for "not published", which is not safe) took 1.328 ms. (The hierarchy also pays
-# for five small launches and two NaN fills, a few microseconds each, visible as the difference
+# atomic reads of status words and values cost on their own: the course's reference, which
+# reads a predecessor's status and value together with one load, took 0.787 ms. (The hierarchy
+# also pays for five small launches and two NaN fills, a few microseconds each, visible as the difference
 # between its time and its three big kernels.) I would add a per-tile latency term to the model:
 # the time of one look-back round trip times the tiles each SM scans one after another.
 
