@@ -7,14 +7,13 @@ and the busy kernel the notebook times (``busy_kernel``), ``references.py`` the 
 reference kernel.
 """
 
-from autograder.problems.ch02.references import (grid_stride_pairs, grid_stride_unrolled,
-                                                 grid_stride_unsigned,
+from autograder.problems.ch02.references import (grid_stride_unrolled, grid_stride_unsigned,
                                                  reference_grid_stride)
 from autograder.problems.ch02.specs import vector_add, vector_add_grid_stride
 from autograder.problems.ch02.timer import busy_kernel, gpu_timer
 
-__all__ = ["BENCH_VARIANTS", "PROBLEMS", "busy_kernel", "gpu_timer", "reference_grid_stride", "vector_add",
-           "vector_add_grid_stride"]
+__all__ = ["BENCH_VARIANTS", "PROBLEMS", "busy_kernel", "gpu_timer", "reference_grid_stride",
+           "vector_add", "vector_add_grid_stride"]
 
 PROBLEMS = (vector_add, gpu_timer, vector_add_grid_stride)
 
@@ -22,5 +21,4 @@ PROBLEMS = (vector_add, gpu_timer, vector_add_grid_stride)
 BENCH_VARIANTS = {"vector_add_grid_stride": {
     "unsigned indices": grid_stride_unsigned,
     "4 elements per thread per step, loads before stores, unsigned indices": grid_stride_unrolled,
-    "8-byte loads and stores (float pairs), 2 pairs per step": grid_stride_pairs,
 }}
