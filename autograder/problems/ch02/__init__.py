@@ -7,7 +7,8 @@ and the busy kernel the notebook times (``busy_kernel``), ``references.py`` the 
 reference kernel.
 """
 
-from autograder.problems.ch02.references import (grid_stride_unrolled, grid_stride_unsigned,
+from autograder.problems.ch02.references import (grid_stride_unrolled, grid_stride_unrolled8,
+                                                 grid_stride_unsigned,
                                                  reference_grid_stride)
 from autograder.problems.ch02.specs import vector_add, vector_add_grid_stride
 from autograder.problems.ch02.timer import busy_kernel, gpu_timer
@@ -21,4 +22,5 @@ PROBLEMS = (vector_add, gpu_timer, vector_add_grid_stride)
 BENCH_VARIANTS = {"vector_add_grid_stride": {
     "unsigned indices": grid_stride_unsigned,
     "4 elements per thread per step, loads before stores, unsigned indices": grid_stride_unrolled,
+    "8 elements per thread per step, loads before stores, unsigned indices": grid_stride_unrolled8,
 }}

@@ -5,8 +5,8 @@ from __future__ import annotations
 
 from autograder.problems.kit.kernels import KernelCache
 
-cuda = uint64 = None     # bound by KernelCache on first use (the simulator swaps cuda here)
-_kernels = KernelCache(globals(), "cuda", "uint64")
+cuda = float32 = uint64 = None   # bound by KernelCache on first use (the simulator swaps cuda)
+_kernels = KernelCache(globals(), "cuda", "float32", "uint64")
 
 
 @_kernels.lazy
@@ -64,3 +64,32 @@ def grid_stride_unsigned():
             i += stride
     return vector_add_unsigned
 
+
+
+def _unrolled_by(U: int):
+    """The grid-stride loop with ``U`` elements per thread per step, held in local arrays that
+    constant loop bounds let the compiler keep in registers: all ``2U`` loads, then the ``U``
+    stores."""
+    @cuda.jit
+    def vector_add_unrolled_by(x, y, out):
+        a = cuda.local.array(U, float32)
+        b = cuda.local.array(U, float32)
+        n = uint64(out.size)
+        stride = uint64(cuda.gridsize(1))
+        i = uint64(cuda.grid(1))
+        while i + uint64(U - 1) * stride < n:
+            for k in range(U):
+                a[k] = x[i + uint64(k) * stride]
+                b[k] = y[i + uint64(k) * stride]
+            for k in range(U):
+                out[i + uint64(k) * stride] = a[k] + b[k]
+            i += uint64(U) * stride
+        while i < n:
+            out[i] = x[i] + y[i]
+            i += stride
+    return vector_add_unrolled_by
+
+
+def grid_stride_unrolled8():
+    """8 elements per thread per step, every load before any store."""
+    return _kernels.get("unrolled_8", lambda: _unrolled_by(8))

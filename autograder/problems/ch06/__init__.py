@@ -31,7 +31,8 @@ variants, ``notebook.py`` the bank-conflict count the notebook runs.
 from autograder.problems.ch06.notebook import bank_conflicts, bank_table
 from autograder.problems.ch06.references import (big_tile_bk8, big_tile_bk16, big_tile_pairs,
                                                  big_tile_single, plain_transpose,
-                                                 tuned_register_tiled)
+                                                 tuned_register_tiled, wide_transpose_8,
+                                                 wide_transpose_16)
 from autograder.problems.ch06.specs import (SPEED_TRANSPOSE, matmul_register_tiled,
                                             sectors_per_warp, sectors_spec, transpose_naive,
                                             transpose_tiled)
@@ -44,7 +45,11 @@ PROBLEMS = (transpose_naive, sectors_per_warp, transpose_tiled, matmul_register_
 
 BENCH_VARIANTS = {
     "transpose_tiled": {"exercise solution (signed indices)": plain_transpose(True),
-                        "unpadded 32 × 32 tile (bank conflicts)": plain_transpose(False)},
+                        "unpadded 32 × 32 tile (bank conflicts)": plain_transpose(False),
+                        "64 × 64 tile, 32 × 16 threads (8 elements each way per thread)":
+                            wide_transpose_16,
+                        "64 × 64 tile, 32 × 8 threads (16 elements each way per thread)":
+                            wide_transpose_8},
     "matmul_register_tiled": {
         "tuned (128-bit shared loads, BK = 16, unsigned indices; ungraded)": tuned_register_tiled,
         # 128 × 128 tiles per block of 256 threads, launched on a grid of their own (references.py,

@@ -72,6 +72,68 @@ def reference_transpose_tiled():
     return transpose_tiled_reference
 
 
+# ---- bench rows for issue 23's transpose goal: larger tiles, more loads in flight per thread -------
+
+WIDE = 64                        # the wide tile's side
+WIDE_PAD = WIDE + 1
+
+
+class TileGrid:
+    """``TileGrid(kernel, side, block)[blocks, threads](inp, out)``: launch ``kernel`` on its own
+    grid of ``side × side`` tiles of the input, with its own ``block``, whatever shape the
+    exercise's launch passes."""
+
+    def __init__(self, kernel, side: int, block: tuple[int, int]):
+        self.kernel, self.side, self.block = kernel, side, block
+
+    def __getitem__(self, config):
+        def launch(inp, out):
+            m, n = inp.shape
+            grid = ((n + self.side - 1) // self.side, (m + self.side - 1) // self.side)
+            self.kernel[grid, self.block](inp, out)
+        return launch
+
+
+def _wide_transpose(rows_step: int):
+    """A 64 × 64 tile (padded to 65 columns) per block of 32 × ``rows_step`` threads: each thread
+    moves 2 · 64 / rows_step elements each way (two columns 32 apart), all its loads issued
+    before the barrier, so a block keeps 16 KiB of loads in flight where the reference's 32 × 32
+    tile keeps 4 KiB."""
+    @cuda.jit
+    def transpose_wide(inp, out):
+        tile = cuda.shared.array((WIDE, WIDE_PAD), float32)
+        tx, ty = cuda.threadIdx.x, cuda.threadIdx.y
+        m, n = inp.shape
+        row0 = cuda.blockIdx.y * WIDE
+        col0 = cuda.blockIdx.x * WIDE
+        for half in range(2):
+            col = col0 + tx + 32 * half
+            if col < n:
+                for j in range(0, WIDE, rows_step):
+                    if row0 + ty + j < m:
+                        tile[uint64(ty + j), uint64(tx + 32 * half)] = \
+                            inp[uint64(row0 + ty + j), uint64(col)]
+        cuda.syncthreads()
+        for half in range(2):
+            col = row0 + tx + 32 * half                  # a column of out (a row of inp)
+            if col < m:
+                for j in range(0, WIDE, rows_step):
+                    if col0 + ty + j < n:
+                        out[uint64(col0 + ty + j), uint64(col)] = \
+                            tile[uint64(tx + 32 * half), uint64(ty + j)]
+    return transpose_wide
+
+
+def wide_transpose_16():
+    """64 × 64 tiles, blocks of 32 × 16 threads (8 elements per thread each way)."""
+    return _kernels.get("wide_16", lambda: TileGrid(_wide_transpose(16), WIDE, (32, 16)))
+
+
+def wide_transpose_8():
+    """64 × 64 tiles, blocks of 32 × 8 threads (16 elements per thread each way)."""
+    return _kernels.get("wide_8", lambda: TileGrid(_wide_transpose(8), WIDE, (32, 8)))
+
+
 # ---- 6.4 register-tiled matmul -------------------------------------------------------------------
 
 REF_BK = 16                      # the tuned kernel's tile depth (the exercise's is 8)
