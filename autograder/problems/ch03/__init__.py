@@ -10,7 +10,10 @@ Files: ``specs.py`` the graded exercises, ``references.py`` the reference kernel
 bench variants; the test image and the matmul pieces chapters share are in :mod:`autograder.problems.kit`.
 """
 
-from autograder.problems.ch03.references import blur_fixed_radius, blur_sliding_rows
+from functools import partial
+
+from autograder.problems.ch03.references import (blur_fixed_radius, blur_sliding_rows,
+                                                 blur_unrolled_rows)
 from autograder.problems.ch03.specs import (BLOCK_SHAPES, VISIBLE_BLOCK, blur, box_blur,
                                             image_time_bound, matmul_naive, rgb_to_gray)
 from autograder.problems.kit.images import test_image, to_gray
@@ -22,4 +25,10 @@ PROBLEMS = (rgb_to_gray, blur, matmul_naive, image_time_bound)
 
 # Other kernels `aag bench` times beside an exercise's reference, with the same launch and inputs.
 BENCH_VARIANTS = {"blur": {"radius fixed at compile time (unrolled)": blur_fixed_radius,
-                            "radius fixed, 8 rows per thread with row sums": blur_sliding_rows}}
+                            "radius fixed, 8 rows per thread with row sums": blur_sliding_rows,
+                            "row sums unrolled, 16 rows per thread, 32 x 8 blocks":
+                                partial(blur_unrolled_rows, 16, 1, (32, 8)),
+                            "row sums unrolled, 8 rows x 2 columns per thread, 64 x 4 blocks":
+                                partial(blur_unrolled_rows, 8, 2, (64, 4)),
+                            "row sums unrolled, 16 rows x 2 columns per thread, 64 x 4 blocks":
+                                partial(blur_unrolled_rows, 16, 2, (64, 4))}}

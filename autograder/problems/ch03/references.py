@@ -8,8 +8,8 @@ import numpy as np
 from autograder.problems.kit.images import GRAY_WEIGHTS
 from autograder.problems.kit.kernels import KernelCache
 
-cuda = float32 = None            # module globals, bound by KernelCache on first use
-_kernels = KernelCache(globals(), "cuda", "float32")
+cuda = float32 = uint64 = None   # module globals, bound by KernelCache on first use
+_kernels = KernelCache(globals(), "cuda", "float32", "uint64")
 
 
 # ---- 3.1 RGB to gray -----------------------------------------------------------------------------
@@ -147,6 +147,77 @@ def blur_sliding_rows(rows: int = 8):
         h, w = shape
         return ((w + 31) // 32, ((h + rows - 1) // rows + 7) // 8), (32, 8)
     return _kernels.get(f"blur_sliding_{rows}", lambda: _ByRadius(make, grid))
+
+
+def _blur_source(R: int, rows: int, cols: int) -> str:
+    """Straight-line source of a blur kernel with the radius, rows and columns per thread fixed:
+    the window loops are unrolled by construction (see :func:`blur_unrolled_rows`)."""
+    D = 2 * R + 1
+    nv = cols + 2 * R
+    inv = repr(float(np.float32(1.0 / (D * D))))
+    L = ["def blur_unrolled_rows(image, out, radius):",
+         "    h, w = image.shape",
+         f"    col = (cuda.blockIdx.x * cuda.blockDim.x + cuda.threadIdx.x) * {cols}",
+         f"    row0 = (cuda.blockIdx.y * cuda.blockDim.y + cuda.threadIdx.y) * {rows}",
+         "    if col >= w or row0 >= h:",
+         "        return",
+         f"    if row0 >= {R} and row0 + {rows + R} <= h and col >= {R} and col + {cols + R} <= w:",
+         f"        i0 = row0 - {R}",
+         f"        j0 = col - {R}"]
+    for t in range(rows + 2 * R):          # the row sums of input row row0 - R + t
+        for b in range(nv):
+            L.append(f"        v{t}_{b} = image[uint64(i0 + {t}), uint64(j0 + {b})]")
+        if cols == 1:
+            L.append(f"        s{t}_0 = " + " + ".join(f"v{t}_{b}" for b in range(D)))
+        else:                              # 2 columns: the 2R values both windows hold, once
+            L.append(f"        m{t} = " + " + ".join(f"v{t}_{b}" for b in range(1, D)))
+            L.append(f"        s{t}_0 = v{t}_0 + m{t}")
+            L.append(f"        s{t}_1 = m{t} + v{t}_{D}")
+    for c in range(cols):                  # outputs k and k + 1 share 2R of their row sums
+        for k in range(0, rows, 2):
+            mid = " + ".join(f"s{t}_{c}" for t in range(k + 1, k + D))
+            L.append(f"        q = {mid}")
+            L.append(f"        out[uint64(row0 + {k}), uint64(col + {c})] = "
+                     f"(s{k}_{c} + q) * float32({inv})")
+            if k + 1 < rows:
+                L.append(f"        out[uint64(row0 + {k + 1}), uint64(col + {c})] = "
+                         f"(q + s{k + D}_{c}) * float32({inv})")
+    L += ["    else:",
+          f"        for k in range({rows}):",
+          f"            for c in range({cols}):",
+          "                row, cc = row0 + k, col + c",
+          "                if row < h and cc < w:",
+          f"                    r0, r1 = max(row - {R}, 0), min(row + {R + 1}, h)",
+          f"                    c0, c1 = max(cc - {R}, 0), min(cc + {R + 1}, w)",
+          "                    total = float32(0)",
+          "                    for r in range(r0, r1):",
+          "                        for q in range(c0, c1):",
+          "                            total += image[r, q]",
+          "                    out[row, cc] = total / float32((r1 - r0) * (c1 - c0))"]
+    return "\n".join(L) + "\n"
+
+
+def blur_unrolled_rows(rows: int = 16, cols: int = 1, block: tuple[int, int] = (32, 8)):
+    """For `aag bench`: the row-sum design of :func:`blur_sliding_rows` written out as straight-line
+    code (generated per radius, so nothing is left to unroll and every sum is a register): each
+    thread blurs `rows` pixels down `cols` adjacent columns; it loads cols + 2r values of each of
+    the rows + 2r input rows once (all loads independent, so the compiler issues the next rows'
+    loads ahead of the current sums), forms the row sums (two columns share 2r of their values),
+    and each pair of outputs down a column shares 2r of its 2r + 1 row sums. Indices are cast to
+    uint64 (no negative-index wrap code). Pixels whose window leaves the image take the plain path
+    (the sum of the in-image pixels divided by their count), as the other variants do."""
+    def make(R):
+        namespace = {"cuda": cuda, "float32": float32, "uint64": uint64}
+        exec(compile(_blur_source(R, rows, cols), f"<blur_unrolled_{rows}x{cols}>", "exec"),
+             namespace)
+        return cuda.jit(namespace["blur_unrolled_rows"])
+
+    def grid(shape):
+        h, w = shape
+        bx, by = block
+        return ((w + bx * cols - 1) // (bx * cols), (h + by * rows - 1) // (by * rows)), block
+    return _kernels.get(f"blur_unrolled_{rows}x{cols}_{block[0]}x{block[1]}",
+                        lambda: _ByRadius(make, grid))
 
 
 # ---- 3.3 naive matrix multiplication -------------------------------------------------------------

@@ -22,7 +22,9 @@ Files: ``specs.py`` the graded exercises (spec, inputs, launches, baselines), ``
 the course's reference kernel; the test image is chapter 3's (:mod:`autograder.problems.kit.images`).
 """
 
-from autograder.problems.ch07.references import REF_ROWS, reference_conv2d_tiled, reference_shape
+from autograder.problems.ch07.references import (REF_ROWS, conv_unrolled_8x2, conv_unrolled_16,
+                                                 conv_unrolled_16x2, reference_conv2d_tiled,
+                                                 reference_shape)
 from autograder.problems.ch07.specs import (SPEED_TILE, conv2d_basic, conv2d_constant, conv2d_tiled,
                                             conv_bytes, conv_filter, conv_radius, conv_time_bounds,
                                             convolve2d, fast_image)
@@ -32,3 +34,10 @@ __all__ = ["PROBLEMS", "REF_ROWS", "SPEED_TILE", "conv2d_basic", "conv2d_constan
            "fast_image", "reference_conv2d_tiled", "reference_shape"]
 
 PROBLEMS = (conv2d_basic, conv2d_constant, conv2d_tiled, conv_time_bounds)
+
+# Other kernels `aag bench` times beside the exercise's reference, with the same inputs (each
+# factory's made kernel has a `launch_shape(h, w)`, which the tiled launch uses, as the reference's).
+BENCH_VARIANTS = {"conv2d_tiled": {
+    "reference design fully unrolled, 16 rows per thread, 32 x 8 blocks": conv_unrolled_16,
+    "fully unrolled, 8 rows x 2 columns per thread, 64 x 4 blocks": conv_unrolled_8x2,
+    "fully unrolled, 16 rows x 2 columns per thread, 64 x 4 blocks": conv_unrolled_16x2}}

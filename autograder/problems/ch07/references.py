@@ -16,8 +16,8 @@ from autograder.problems.kit.kernels import KernelCache
 REF_ROWS = 8
 REF_BLOCK = (32, 8)
 
-cuda = float32 = None            # module globals, bound by KernelCache on first use
-_kernels = KernelCache(globals(), "cuda", "float32")
+cuda = float32 = uint64 = None   # module globals, bound by KernelCache on first use
+_kernels = KernelCache(globals(), "cuda", "float32", "uint64")
 
 
 def reference_shape(h: int, w: int) -> tuple[tuple[int, int], tuple[int, int]]:
@@ -65,3 +65,107 @@ def reference_conv2d_tiled():
         return conv2d_reference
 
     return make_reference
+
+
+# ---- `aag bench` variants (ungraded): the reference's design, fully unrolled ------------------------
+#
+# The reference's loop over input rows stays a loop when compiled (5 loads and 40 FMAs per trip,
+# the filter read from constant memory by a run-time row index). These variants are generated as
+# straight-line Python source for one filter, rows per thread and columns per thread, so there is
+# no loop left to unroll: every filter weight is an immediate operand of its FMA, every running sum
+# a scalar (a register), every load an independent instruction that the compiler may issue early
+# (the next rows' loads overlap the current row's FMAs). Indices are cast to uint64, so Numba emits
+# no negative-index wrap-around. A thread that handles `cols` adjacent columns loads cols + 2r
+# values per input row instead of cols(2r + 1). Threads whose window leaves the image (the image's
+# border) take a plain path with bounds checks.
+
+def _conv_source(F: np.ndarray, rows: int, cols: int) -> str:
+    r = F.shape[0] // 2
+    d = 2 * r + 1
+    nv = cols + 2 * r
+    L = ["def conv2d_unrolled(image, out):",
+         "    h, w = image.shape",
+         f"    col = (cuda.blockIdx.x * cuda.blockDim.x + cuda.threadIdx.x) * {cols}",
+         f"    row0 = (cuda.blockIdx.y * cuda.blockDim.y + cuda.threadIdx.y) * {rows}",
+         "    if col >= w or row0 >= h:",
+         "        return",
+         f"    if row0 >= {r} and row0 + {rows + r} <= h and col >= {r} and col + {cols + r} <= w:",
+         f"        i0 = row0 - {r}",
+         f"        j0 = col - {r}"]
+    started = set()
+    for t in range(rows + 2 * r):
+        for b in range(nv):
+            L.append(f"        v{t}_{b} = image[uint64(i0 + {t}), uint64(j0 + {b})]")
+        for k in range(rows):
+            a = t - k
+            if 0 <= a < d:
+                for c in range(cols):
+                    for bb in range(d):
+                        f = repr(float(F[a, bb]))
+                        name = f"acc{k}_{c}"
+                        if name in started:
+                            L.append(f"        {name} += float32({f}) * v{t}_{c + bb}")
+                        else:
+                            L.append(f"        {name} = float32({f}) * v{t}_{c + bb}")
+                            started.add(name)
+    for k in range(rows):
+        for c in range(cols):
+            L.append(f"        out[uint64(row0 + {k}), uint64(col + {c})] = acc{k}_{c}")
+    L += ["    else:",
+          "        Fc = cuda.const.array_like(FILTER)",
+          f"        for k in range({rows}):",
+          f"            for c in range({cols}):",
+          "                i, j = row0 + k, col + c",
+          "                if i < h and j < w:",
+          "                    s = float32(0)",
+          f"                    for a in range({d}):",
+          f"                        ii = i + a - {r}",
+          "                        if ii >= 0 and ii < h:",
+          f"                            for b in range({d}):",
+          f"                                jj = j + b - {r}",
+          "                                if jj >= 0 and jj < w:",
+          "                                    s += Fc[a, b] * image[ii, jj]",
+          "                    out[i, j] = s"]
+    return "\n".join(L) + "\n"
+
+
+def _unrolled_conv(rows: int, cols: int, block: tuple[int, int]):
+    def make_unrolled(F, in_tile=0):
+        F = np.ascontiguousarray(F, dtype=np.float32)
+        namespace = {"cuda": cuda, "float32": float32, "uint64": uint64, "FILTER": F}
+        exec(compile(_conv_source(F, rows, cols), f"<conv2d_unrolled_{rows}x{cols}>", "exec"),
+             namespace)
+        return cuda.jit(namespace["conv2d_unrolled"])
+
+    def launch_shape(h: int, w: int):
+        bx, by = block
+        return ((w + bx * cols - 1) // (bx * cols), (h + by * rows - 1) // (by * rows)), block
+
+    _OWN_SHAPES[make_unrolled] = launch_shape
+    return make_unrolled
+
+
+# The bench variants' own launch shapes, by factory: the course's own table, so that a factory a
+# learner writes cannot pick its launch by carrying an attribute.
+_OWN_SHAPES: dict = {}
+
+
+def own_launch_shape(factory, h: int, w: int):
+    """(blocks, threads) of a bench variant with a launch of its own, or None."""
+    shape = _OWN_SHAPES.get(factory)
+    return shape(h, w) if shape is not None else None
+
+
+def conv_unrolled_16():
+    """For `aag bench`: 16 outputs of one column per thread, fully unrolled, blocks of 32 × 8."""
+    return _kernels.get("conv_unrolled_16", lambda: _unrolled_conv(16, 1, (32, 8)))
+
+
+def conv_unrolled_8x2():
+    """For `aag bench`: 8 rows × 2 adjacent columns per thread, fully unrolled, blocks of 64 × 4."""
+    return _kernels.get("conv_unrolled_8x2", lambda: _unrolled_conv(8, 2, (64, 4)))
+
+
+def conv_unrolled_16x2():
+    """For `aag bench`: 16 rows × 2 adjacent columns per thread, fully unrolled, blocks of 64 × 4."""
+    return _kernels.get("conv_unrolled_16x2", lambda: _unrolled_conv(16, 2, (64, 4)))

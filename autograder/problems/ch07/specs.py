@@ -8,7 +8,8 @@ import numpy as np
 from autograder.core.checks import TINY32, gamma
 from autograder.grading.problem import Baseline, Problem, Sizes, SpeedBar
 from autograder.problems.ch03 import BLOCK_SHAPES, VISIBLE_BLOCK
-from autograder.problems.ch07.references import reference_conv2d_tiled, reference_shape
+from autograder.problems.ch07.references import (own_launch_shape, reference_conv2d_tiled,
+                                                 reference_shape)
 from autograder.problems.kit.baselines import njit_on_first_call
 from autograder.problems.kit.images import test_image, to_gray
 from autograder.problems.kit.inputs import cores, grid_over, spread
@@ -212,6 +213,8 @@ def _tiled_launch(factory, inputs, outputs, case):
     blocks, threads = case.blocks, case.threads
     if factory is reference_conv2d_tiled():    # the course reference has a launch of its own
         blocks, threads = reference_shape(*inputs["image"].shape)
+    elif own_launch_shape(factory, *inputs["image"].shape) is not None:   # `aag bench`'s variants
+        blocks, threads = own_launch_shape(factory, *inputs["image"].shape)
     kernel[blocks, threads](inputs["image"], outputs["out"])
 
 
