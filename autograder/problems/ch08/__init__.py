@@ -27,8 +27,9 @@ from autograder.problems.ch08.references import (IN_TILE, OUT_TILE, PLANE_OUT, P
                                                  reference_basic, reference_coarsened,
                                                  reference_register_tiled, reference_three_planes,
                                                  reference_tiled, variant_column_l1,
-                                                 variant_column_l1_deep, variant_rows4,
-                                                 variant_rows8)
+                                                 variant_column_l1_deep, variant_cross,
+                                                 variant_cross_long, variant_cross_rows2,
+                                                 variant_rows4, variant_rows8)
 from autograder.problems.ch08.specs import (BASELINES, COEFFICIENTS, FLOPS_PER_POINT, SPEED_VOLUME,
                                             basic_blocks, coarsened_blocks, intensity, slab_range,
                                             slabs, stencil7, stencil_basic, stencil_coarsened,
@@ -41,7 +42,8 @@ __all__ = ["BASELINES", "COEFFICIENTS", "FLOPS_PER_POINT", "IN_TILE", "OUT_TILE"
            "reference_three_planes", "reference_tiled", "slab_range", "slabs", "stencil7",
            "stencil_basic", "stencil_coarsened", "stencil_intensity", "stencil_tiled",
            "test_volume", "tiled_blocks", "variant_column_l1", "variant_column_l1_deep",
-           "variant_rows4", "variant_rows8"]
+           "variant_cross", "variant_cross_long", "variant_cross_rows2", "variant_rows4",
+           "variant_rows8"]
 
 PROBLEMS = (stencil_basic, stencil_intensity, stencil_tiled, stencil_coarsened)
 
@@ -58,4 +60,10 @@ BENCH_VARIANTS = {"stencil_coarsened": {
     "of 32)": variant_rows4,
     "warp rows, 8 rows per thread, x by shuffle, 2 planes in flight (32 × 32 tile, z chunks "
     "of 32)": variant_rows8,
+    "z columns, whole x/y/z cross of each plane loaded 2 planes ahead, no load behind a store "
+    "(32 × 8, z chunks of 64)": variant_cross,
+    "z columns, 2 rows per thread sharing y neighbours, crosses 2 planes ahead (32 × 4 threads, "
+    "32 × 8 tile, z chunks of 64)": variant_cross_rows2,
+    "z columns, crosses 2 planes ahead, 64 × 4 blocks, z chunks of 128, at most 64 registers "
+    "(50% occupancy)": variant_cross_long,
 }}

@@ -492,3 +492,160 @@ def variant_rows8():
     (384 threads, 19% occupancy) per SM, 24 KB in flight per SM, as for ``variant_rows4``; so
     it tells whether halo traffic or occupancy (latency of the L1 and shuffle chain) counts."""
     return _rows_kernel(8, 4, 32)
+
+
+def _cross_kernel(R: int, D: int, BX: int, BY: int, PER: int, max_registers: int = 0):
+    """The z-column kernel with whole crosses in flight: R rows (j) per thread, one x column,
+    loads D planes ahead, BX × BY threads per block, z chunks of up to PER planes, and (on a GPU)
+    a register cap for ptxas when ``max_registers``. See ``variant_cross``."""
+    DR = D * R
+
+    @cuda.jit(device=True)
+    def load(inp, ui, rows, jn, js, k, kw, ke, cen, west, east, up, down, d):
+        # Every value plane ui's points need from the plane itself: R centres, their x
+        # neighbours and the rows just above and below (indices clamped into the volume:
+        # boundary threads load copies of their centres). The in-plane part of each address is
+        # the same on every plane (hoisted out of the loop): one plane offset per cross.
+        for r in range(R):
+            cen[d * R + r] = inp[ui, rows[r], k]
+            west[d * R + r] = inp[ui, rows[r], kw]
+            east[d * R + r] = inp[ui, rows[r], ke]
+        up[d] = inp[ui, jn, k]
+        down[d] = inp[ui, js, k]
+
+    @cuda.jit(device=True)
+    def compute(out, ui, rows, k, j0, ny, zin, xin, d, below, above, cen, west, east, up, down,
+                c0, c1, c2, c3, c4, c5, c6):
+        for r in range(R):
+            j = j0 + r
+            if j < ny:
+                h = cen[d * R + r]
+                n = up[d] if r == 0 else cen[d * R + r - 1]
+                s = down[d] if r == R - 1 else cen[d * R + r + 1]
+                if zin and xin and 0 < j < ny - 1:
+                    out[ui, rows[r], k] = (c0 * h + c1 * west[d * R + r] + c2 * east[d * R + r]
+                                         + c3 * n + c4 * s + c5 * below[r] + c6 * above[r])
+                else:
+                    out[ui, rows[r], k] = h
+
+    @cuda.jit(device=True)
+    def group(inp, out, i, stop, last, rows, jn, js, k, kw, ke, j0, ny, nz, xin, below,
+              above, cc, cw, ce, cu, cd, nc, nw, ne, nu, nd, c0, c1, c2, c3, c4, c5, c6):
+        # c*: the crosses of planes i .. i+D-1 (loaded); n*: those of planes i+D .. i+2D-1,
+        # issued first (clamped to the chunk's last plane) and in flight while c*'s planes are
+        # computed and stored: no load of a plane waits behind a store.
+        for d in range(D):
+            load(inp, uint64(min(i + D + d, last)), rows, jn, js, k, kw, ke,
+                 nc, nw, ne, nu, nd, d)
+        for d in range(D):
+            if i + d < stop:
+                for r in range(R):
+                    above[r] = cc[(d + 1) * R + r] if d < D - 1 else nc[r]
+                compute(out, uint64(i + d), rows, k, j0, ny, 0 < i + d < nz - 1, xin, d,
+                        below, above, cc, cw, ce, cu, cd, c0, c1, c2, c3, c4, c5, c6)
+                for r in range(R):
+                    below[r] = cc[d * R + r]
+
+    from numba import config
+    kernel_jit = (cuda.jit(max_registers=max_registers)
+                  if max_registers and not config.ENABLE_CUDASIM else cuda.jit)
+
+    @kernel_jit
+    def stencil_cross(inp, out, c0, c1, c2, c3, c4, c5, c6):
+        nz, ny, nx = inp.shape
+        k = cuda.blockIdx.x * BX + cuda.threadIdx.x
+        j0 = (cuda.blockIdx.y * BY + cuda.threadIdx.y) * R
+        per = (nz + cuda.gridDim.z - 1) // cuda.gridDim.z
+        start = cuda.blockIdx.z * per
+        stop = min(start + per, nz)
+        if j0 >= ny or k >= nx or start >= stop:     # no barriers: a thread may leave alone
+            return
+        xin = 0 < k < nx - 1
+        # Unsigned indices (no negative-index wraparound code), clamped into the volume.
+        kw = uint64(k - 1 if xin else k)
+        ke = uint64(k + 1 if xin else k)
+        rows = cuda.local.array(R, uint64)           # the thread's R rows (the last clamped)
+        for r in range(R):
+            rows[r] = uint64(min(j0 + r, ny - 1))
+        jn = uint64(max(j0 - 1, 0))
+        js = uint64(min(j0 + R, ny - 1))
+        k = uint64(k)
+        last = min(stop, nz - 1)                     # the highest plane this chunk reads
+        below = cuda.local.array(R, float32)
+        above = cuda.local.array(R, float32)
+        ac = cuda.local.array(DR, float32)
+        aw = cuda.local.array(DR, float32)
+        ae = cuda.local.array(DR, float32)
+        au = cuda.local.array(D, float32)
+        ad = cuda.local.array(D, float32)
+        bc = cuda.local.array(DR, float32)
+        bw = cuda.local.array(DR, float32)
+        be = cuda.local.array(DR, float32)
+        bu = cuda.local.array(D, float32)
+        bd = cuda.local.array(D, float32)
+        for r in range(R):
+            below[r] = inp[uint64(max(start - 1, 0)), rows[r], k]
+        for d in range(D):
+            load(inp, uint64(min(start + d, last)), rows, jn, js, k, kw, ke,
+                 ac, aw, ae, au, ad, d)
+        i = start
+        while True:
+            group(inp, out, i, stop, last, rows, jn, js, k, kw, ke, j0, ny, nz, xin,
+                  below, above, ac, aw, ae, au, ad, bc, bw, be, bu, bd,
+                  c0, c1, c2, c3, c4, c5, c6)
+            i += D
+            if i >= stop:
+                break
+            group(inp, out, i, stop, last, rows, jn, js, k, kw, ke, j0, ny, nz, xin,
+                  below, above, bc, bw, be, bu, bd, ac, aw, ae, au, ad,
+                  c0, c1, c2, c3, c4, c5, c6)
+            i += D
+            if i >= stop:
+                break
+
+    def launch_shape(size):
+        nz, ny, nx = size
+        return (_cdiv(nx, BX), _cdiv(ny, BY * R), z_chunks(nz, PER)), (BX, BY)
+
+    return _register_launch(stencil_cross, launch_shape)
+
+
+@_kernels.lazy
+def variant_cross():
+    """``variant_column_l1`` with every load of a plane issued ahead: each thread walks one
+    (j, k) column of a z chunk and loads, two planes ahead, the whole cross of each plane (centre,
+    x-1, x+1, y-1, y+1: 5 values), into two register sets used in turn. In the column kernels
+    the x/y neighbour loads of plane z came after plane z-1's store (Numba cannot say that inp
+    and out do not alias, so no load moves above a store) and the thread waited on them (L1
+    latency, or L2 for the block's outer ring) once per plane; here they have been in flight for
+    two planes when the plane is computed. Boundary threads clamp their neighbour indices onto
+    themselves (no branches around loads). Indices are unsigned and the in-plane part of every
+    address is computed once per thread (one 64-bit multiply per plane). Blocks of 32 × 8, z
+    chunks of up to 64 planes (17 × 65 × 8 = 8840 blocks).
+
+    Per output: 5 loads (1 DRAM-bound, 4 L1 hits or merged misses), 1 store, 10 loads in flight
+    per thread. ptxas 13.0 (sm_90): 72 registers, no spills: 3 blocks (768 threads, 37.5%) per
+    SM (Numba's 64-bit index arithmetic: 5 in-plane offsets, 2 base pointers, the output's own
+    strides). If it beats ``variant_column_l1``, the load-after-store chain was the limit."""
+    return _cross_kernel(1, 2, 32, 8, 64)
+
+
+@_kernels.lazy
+def variant_cross_rows2():
+    """``variant_cross`` with 2 rows (j, j+1) per thread: the two points share their y
+    neighbours (each is the other's), so a thread loads 2 centres, 4 x neighbours and 2 outer
+    rows per plane: 8 loads per 2 outputs instead of 10, one index computation per 2 points.
+    Blocks of 32 × 4 threads (a 32 × 8 tile of every plane), crosses two planes ahead, z chunks
+    of up to 64 planes (8840 blocks). ptxas 13.0 (sm_90): 80 registers, no spills: 6 blocks
+    (768 threads, 37.5%) per SM, 16 loads in flight per thread."""
+    return _cross_kernel(2, 2, 32, 4, 64)
+
+
+@_kernels.lazy
+def variant_cross_long():
+    """``variant_cross`` in blocks of 64 × 4 (two warps per row of x: a block's y halo is 2 rows
+    per 4 but its x halo 2 values per 64) with z chunks of up to 128 planes (seam re-reads 2 per
+    128 planes, 1.6%; 9 × 129 × 4 = 4644 blocks), and a register cap of 64 (ptxas -maxrregcount:
+    16 bytes spilled (L1), 4 blocks = 1024 threads, 50% occupancy, against 37.5% uncapped).
+    Tells whether occupancy (bytes in flight per SM) or the halo/seam re-reads count."""
+    return _cross_kernel(1, 2, 64, 4, 128, max_registers=64)
