@@ -74,7 +74,7 @@ the notebook's other cells call (network pictures, timings).
 from autograder.problems.ch11.notebook import (hierarchical_runner, measure, plot_measurements,
                                                plot_network, sections_runner, single_pass_runner)
 from autograder.problems.ch11.references import (AGGREGATE, COARSEN, MAX_THREADS, NOT_READY,
-                                                 PREFIX, TILE_WORDS,
+                                                 PREFIX, TILE_WORDS, packed_at,
                                                  hierarchical_shuffle, reference_brent_kung,
                                                  reference_hierarchical, reference_kogge_stone,
                                                  reference_single_pass, single_pass_chained,
@@ -106,6 +106,9 @@ BENCH_VARIANTS = {
         "chained: each tile waits for the previous tile's prefix (PMPP §11.7)": single_pass_chained,
         "status word and two values, 32 predecessors read at once with atomics": window_single_pass,
         "the status-word scan with a warp-shuffle block scan": single_pass_shuffle,
+        "the reference with tiles of 128 threads × 48": packed_at(128, 48),
+        "the reference with tiles of 256 threads × 24": packed_at(256, 24),
+        "the reference with tiles of 64 threads × 32": packed_at(64, 32),
     },
     "scan_hierarchical": {"the reference with a warp-shuffle block scan": hierarchical_shuffle},
 }

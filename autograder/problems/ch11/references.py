@@ -469,12 +469,15 @@ def _packed_kernel(T: int, C: int):
     return scan_packed_reference
 
 
-def packed_shape(threads: int) -> tuple[int, int]:
-    """(T, C) of the packed kernel for a tile of ``COARSEN·threads`` elements: 256 threads' tile
-    of 4096 runs as 128 threads × 32 (the fastest of the shapes measured on the H200,
-    docs/benchmarks.md); other tiles as ``threads × COARSEN``."""
+SPEED_SHAPE = (128, 32)      # (T, C) at the speed test's 256 threads: the fastest measured
+
+
+def packed_shape(threads: int, speed_shape: tuple[int, int] = SPEED_SHAPE) -> tuple[int, int]:
+    """(T, C) of the packed kernel: at the speed test's 256 threads ``speed_shape`` (128 threads
+    × 32 elements, the fastest of the shapes measured on the H200, docs/benchmarks.md); at the
+    checks' block sizes a tile of ``COARSEN·threads``, as the exercise's (``threads × COARSEN``)."""
     threads = int(threads)
-    return (128, 32) if threads == 256 else (threads, COARSEN)
+    return speed_shape if threads == 256 else (threads, COARSEN)
 
 
 class PackedScan:
@@ -484,13 +487,21 @@ class PackedScan:
     publish into 64-bit words of its own), and callable on its own: ``scan(x, y)`` is one launch,
     with nothing filled, allocated or read back once the first call has made its words."""
 
-    def __init__(self):
+    def __init__(self, speed_shape: tuple[int, int] = SPEED_SHAPE):
+        self.speed_shape = speed_shape
         self._state: dict = {}
         self._launches: dict = {}
         self._bound: dict = {}
 
+    def shape(self, threads: int) -> tuple[int, int]:
+        return packed_shape(threads, self.speed_shape)
+
+    def tiles(self, n: int, threads: int) -> int:
+        T, C = self.shape(threads)
+        return max(1, -(-int(n) // (T * C)))
+
     def kernel(self, threads: int):
-        T, C = packed_shape(threads)
+        T, C = self.shape(threads)
         return _kernels.get(f"packed_{T}x{C}", lambda: _packed_kernel(T, C))
 
     def _configured(self, tiles: int, threads: int):
@@ -499,7 +510,7 @@ class PackedScan:
         if launch is None:
             if len(self._launches) > 64:
                 self._launches.clear()
-            launch = self._launches[key] = self.kernel(threads)[tiles, packed_shape(threads)[0]]
+            launch = self._launches[key] = self.kernel(threads)[tiles, self.shape(threads)[0]]
         return launch
 
     def _words(self, tiles: int):
@@ -544,8 +555,9 @@ class PackedScan:
         blocks, threads = config
 
         def launch(x, y, status, aggregates, prefixes, counter):
-            words, words_f, epoch = self._words(int(blocks))
-            self._configured(blocks, threads)(x, y, words, words_f, counter, 0, epoch)
+            tiles = self.tiles(x.shape[0], threads)      # ``blocks`` at the checks' shapes
+            words, words_f, epoch = self._words(tiles)
+            self._configured(tiles, threads)(x, y, words, words_f, counter, 0, epoch)
         return launch
 
     def __call__(self, x, y, threads: int = 256):
@@ -553,8 +565,8 @@ class PackedScan:
         ``__cuda_array_interface__`` on a GPU): one launch, bound once per pair of arrays
         (:class:`autograder.machine.launch.BoundLaunch`)."""
         from autograder.machine.launch import BoundLaunch, array_key
-        T, C = packed_shape(threads)
-        tiles = max(1, -(-int(x.shape[0]) // (T * C)))
+        T = self.shape(threads)[0]
+        tiles = self.tiles(x.shape[0], threads)
         words, words_f, epoch = self._words(tiles)
         counter, base = self._counter(tiles)
         if not self._state:                       # CPU mode
@@ -582,6 +594,12 @@ def scan_on_device(x, y):
 def reference_single_pass():
     """Exercise 11.5 as the course writes it for speed (see :func:`_packed_kernel`)."""
     return PackedScan()
+
+
+def packed_at(T: int, C: int):
+    """The reference at another speed-test shape (T threads × C elements per tile), for the
+    bench."""
+    return lambda: _kernels.get(f"packed_scan_{T}x{C}", lambda: PackedScan((T, C)))
 
 
 def single_pass_shuffle():
