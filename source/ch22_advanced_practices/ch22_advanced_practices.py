@@ -310,9 +310,14 @@ except ag.timing.NeedsGPU as why:
 # the host. Numba's launch `k[grid, block](...)` configures the kernel each time (a new launch
 # configuration object) and then checks and types every argument; keeping the configured kernel,
 # `kc = k[grid, block]`, and calling `kc(...)` saves the first part, which on the course's H200
-# was too small to see (45 µs a launch either way: the arguments are where the time goes). Where
-# CuPy is installed, the same launches are also captured once into a CUDA graph and replayed with
-# one call (there: 12 µs a CuPy launch, 1.0 µs a kernel replayed from the graph).
+# was too small to see (45 µs a launch either way: the arguments are where the time goes). The
+# third row prepares the arguments once (their pointers, shapes and strides, the compiled
+# kernel's handle) and then calls the driver's `cuLaunchKernel` directly on each launch
+# (`autograder.machine.launch.BoundLaunch`, which the course's own sum, scan and histogram use
+# outside the exercises): on the H200's host 7 to 11 µs a launch, against 23 to 46 µs for
+# Numba's in the same runs (`docs/benchmarks.md`). Where CuPy is installed, the same launches are
+# also captured once into a CUDA graph and replayed with one call (there: 12 µs a CuPy launch,
+# 1.0 µs a kernel replayed from the graph).
 
 # %%
 try:

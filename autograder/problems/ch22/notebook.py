@@ -272,7 +272,8 @@ def launch_overhead(launches: int = 2000) -> list[dict]:
     """On a GPU: the host's cost per launch of a tiny kernel, measured as the wall time of
     ``launches`` launches queued back to back (the GPU finishes each in microseconds, so the
     host is the limit): ``k[grid, block](...)`` each time, the configured kernel ``kc =
-    k[grid, block]`` reused, and CuPy's CUDA graph of the same launches replayed, where CuPy is
+    k[grid, block]`` reused, the arguments prepared once and the driver called directly
+    (:class:`autograder.machine.launch.BoundLaunch`), and CuPy's CUDA graph of the same launches replayed, where CuPy is
     installed. Rows: label, us_per_launch."""
     from autograder.machine import timing
     timing.require_gpu("Timing launches")
@@ -295,8 +296,17 @@ def launch_overhead(launches: int = 2000) -> list[dict]:
         for _ in range(launches):
             kc(x, y, a, b)
         cuda.synchronize()
+    from autograder.machine.launch import BoundLaunch
+    bound = BoundLaunch(k, 1, 256, x, y, a, b)
+
+    def bound_each():
+        for _ in range(launches):
+            bound()
+        cuda.synchronize()
     for label, fn in (("k[grid, block](...) every time", each),
-                      ("kc = k[grid, block] once, kc(...) every time", reused)):
+                      ("kc = k[grid, block] once, kc(...) every time", reused),
+                      ("arguments prepared once, one cuLaunchKernel a call (BoundLaunch)",
+                       bound_each)):
         rows.append({"label": label, "us_per_launch": 1e3 * _wall_ms(fn, 5) / launches})
     rows += _cupy_graph_rows(launches)
     return rows
