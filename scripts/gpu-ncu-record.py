@@ -42,6 +42,27 @@ TARGETS = [
      "conv2d_reference"),
 ]
 
+# Issue 23's rows (`--set issue23`): the course's fastest kernel of each, profiled for what limits
+# it; written to one file (issue23_ncu.json) rather than the chapters' recordings.
+ISSUE23_TARGETS = [
+    ("ch02", "vector_add_grid_stride", None, "vector add, course reference", "vector_add_grid_stride"),
+    ("ch02", "vector_add_grid_stride", "8 elements per thread per step, loads before stores, "
+     "unsigned indices", "vector add, 8 elements per step", "vector_add_unrolled_by"),
+    ("ch06", "transpose_tiled", None, "tiled transpose, course reference"),
+    ("ch06", "matmul_register_tiled", "128 × 128 tiles, 32 × 64 warp tiles, BK = 8, "
+     "double-buffered, 8-byte global loads (ungraded)", "SGEMM, 128 × 128 tiles, 8-byte loads",
+     "matmul_big_tile"),
+    ("ch07", "conv2d_tiled", None, "convolution, course reference", "conv2d_reference"),
+    ("ch08", "stencil_coarsened", "z columns, 2 rows per thread sharing y neighbours, crosses 2 "
+     "planes ahead (32 × 4 threads, 32 × 8 tile, z chunks of 64)",
+     "stencil, z columns, 2 rows per thread", "stencil_cross"),
+    ("ch03", "blur", "radius fixed, 8 rows per thread with row sums", "blur, 8 rows per thread",
+     "blur_sliding"),
+    ("ch11", "scan_single_pass", None, "scan, packed-word reference", "scan_packed_reference"),
+    ("ch12", "merge_tiled", "merge path: partition kernel + blocks of 256 threads × 11 outputs",
+     "merge path, 256 × 11", "merge_path_tiles"),
+]
+
 METRICS = [
     "gpu__time_duration.sum",
     "dram__bytes_read.sum", "dram__bytes_write.sum",
@@ -109,6 +130,9 @@ def main() -> int:
     ap = argparse.ArgumentParser()
     ap.add_argument("--target", nargs="+")
     ap.add_argument("--out", default=os.environ.get("OUT", "/tmp/ncu"))
+    ap.add_argument("--only", nargs="*", help="only these exercises of the set")
+    ap.add_argument("--set", choices=("chapters", "issue23"), default="chapters",
+                    help="the chapters' recorded kernels, or issue 23's fastest kernel per row")
     args = ap.parse_args()
     from autograder.learner.profiler import METRICS as SHOWN
     missing = set(SHOWN) - set(METRICS)
@@ -125,23 +149,30 @@ def main() -> int:
     import numpy
     from autograder.learner.profiler import ncu_options, parse_csv
     reports: dict[str, dict] = {}
-    for chapter, exercise, variant, label, *named in TARGETS:
+    targets = ISSUE23_TARGETS if args.set == "issue23" else TARGETS
+    targets = [t for t in targets if not args.only or t[1] in args.only]
+    for chapter, exercise, variant, label, *named in targets:
         name, size = kernel_name(exercise, variant, *named)
         cmd = ["ncu", *ncu_options(name, METRICS),
                sys.executable, __file__, "--target", exercise] + ([variant] if variant else [])
         t0 = time.monotonic()
-        p = subprocess.run(cmd, capture_output=True, text=True, timeout=240)
+        try:
+            p = subprocess.run(cmd, capture_output=True, text=True, timeout=240)
+        except subprocess.TimeoutExpired:
+            print(f"{chapter} {exercise} {variant or ''}: ncu ran past 240 s", flush=True)
+            continue
         launches = [launch for launch in parse_csv(p.stdout) if launch["metrics"]]
         metrics = launches[-1]["metrics"] if launches else {}
         print(f"{chapter} {exercise} {variant or ''}: {len(metrics)} metrics in "
               f"{time.monotonic() - t0:.0f} s (rc {p.returncode})", flush=True)
         if not metrics:
             print(p.stdout[-2000:], p.stderr[-2000:])
-        reports.setdefault(chapter, []).append({
+        reports.setdefault(chapter if args.set == "chapters" else "issue23", []).append({
             "exercise": exercise, "variant": variant, "label": label, "kernel": name,
             "size": size, "metrics": metrics})
     for chapter, kernels in reports.items():
-        (out / report_name(gpu, chapter)).write_text(json.dumps({
+        name = report_name(gpu, chapter) if args.set == "chapters" else "issue23_ncu.json"
+        (out / name).write_text(json.dumps({
             "device": gpu, "ncu": version.splitlines()[-1] if version else "",
             "numba_cuda": numba_cuda.__version__, "numpy": numpy.__version__,
             "date": datetime.date.today().isoformat(),
