@@ -12,7 +12,8 @@ from autograder.machine import device, timing
 def versions() -> dict:
     """The versions of Python and the packages the numbers depend on."""
     out = {"python": platform.python_version()}
-    for name in ("numpy", "numba", "numba-cuda", "llvmlite", "cupy-cuda13x", "cupy-cuda12x"):
+    for name in ("numpy", "numba", "numba-cuda", "llvmlite", "cupy-cuda13x", "cupy-cuda12x", "torch",
+                 "cuda-core"):
         try:
             out[name] = metadata.version(name)
         except metadata.PackageNotFoundError:
