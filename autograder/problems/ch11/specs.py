@@ -819,8 +819,8 @@ scan_single_pass = ScanProblem(
     reference=reference_single_pass, speed_inputs=scan_speed_inputs, sample_spec=_whole_sample,
     vendor=cupy_cumsum, vendor_label="cupy.cumsum",
     # H200 (docs/benchmarks.md, 2026-12-04): the packed-word reference 0.787 ms (64% of a copy,
-    # 2.5x cupy.cumsum); the notebook's solution, a look-back of one tile at a time, 3.51-4.05 ms
-    # in four runs (19-22% of the reference): the bar is 12%.
+    # 2.5x cupy.cumsum); the notebook's solution, a look-back of one tile at a time, 3.45-4.05 ms
+    # in five runs (19-23% of the reference): the bar is 12%.
     speed=SpeedBar(min_fraction_of_reference=0.12, baseline="parallel", min_speedup=5.0),
     per_thread=COARSEN, whole=True, value_hint=_VALUE_HINT_WHOLE,
     # A last case with a NaN in the input (5 tiles of 512, or 3 of 1024; on a GPU 5860 tiles).
