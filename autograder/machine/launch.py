@@ -141,3 +141,33 @@ def array_key(a) -> tuple:
     ``__cuda_array_interface__``): its address, shape, strides and type."""
     cai = a.__cuda_array_interface__
     return cai["data"][0], tuple(cai["shape"]), cai.get("strides"), cai["typestr"]
+
+
+class BoundLaunches:
+    """Bound launches kept by what they depend on: ``launches.launch(kernel, shape, *args)``
+    launches ``kernel`` on ``shape()`` (``(grid, block)``, asked only when nothing is bound yet
+    for these arrays) with ``args``, through the launch bound for the same kernel and arrays if
+    there is one. At most ``size`` are kept (then all are forgotten). In CPU mode every call is
+    the ordinary launch."""
+
+    def __init__(self, size: int = 16):
+        self.size = size
+        self._bound: dict = {}
+
+    def launch(self, kernel, shape, *args) -> None:
+        from autograder.machine import device
+        if not device.current().is_gpu:
+            grid, block = shape()
+            kernel[grid, block](*args)
+            return
+        key = (id(kernel), *(array_key(a) if hasattr(a, "__cuda_array_interface__") else a
+                             for a in args))
+        bound = self._bound.get(key)
+        if bound is None:
+            grid, block = shape()
+            bound = BoundLaunch(kernel, grid, block, *args)
+            if bound.fast:
+                if len(self._bound) >= self.size:
+                    self._bound.clear()
+                self._bound[key] = bound
+        bound()
