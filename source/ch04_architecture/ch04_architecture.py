@@ -910,10 +910,14 @@ if rows and rows[0][5]:
 # blocks of 256 per SM (50% occupancy) gave 2,678 GB/s and with 8 or more (100%) about 3,650.
 # (3) Once enough loads are in flight, the memory system, not the warps, is the limit: more warps
 # only queue behind it, which is why 8 to 32 blocks of 256 per SM all gave the same time
-# (0.880–0.885 ms). The remaining gap to the copy ceiling (86% of it) is the code itself: one 4-byte
-# load per element and 64-bit index arithmetic per iteration. More independent loads per thread
-# (several elements per iteration, wider loads) keep bytes in flight without more warps:
-# occupancy is a means to hide latency, not a goal.
+# (0.880–0.885 ms). The remaining gap to the copy ceiling (86% of it) is the code itself: each
+# iteration's loads of `x` and `y` are issued after the previous iteration's store to `out`, which
+# needs that iteration's loads back first (the compiler may not move a load above a store that,
+# for all it knows, writes the same memory), so a thread has one element's loads in flight.
+# Unsigned indices alone changed nothing (0.884 ms); four elements per thread per iteration, all
+# eight loads before the four stores, took 0.836 ms, 91% of the copy (`docs/benchmarks.md`). More
+# independent loads per thread keep bytes in flight without more warps: occupancy is a means to
+# hide latency, not a goal.
 
 # %% [markdown]
 # Questions to answer for yourself (not graded):

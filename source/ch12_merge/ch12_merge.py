@@ -675,7 +675,9 @@ except ag.timing.NeedsGPU as why:
 # several passes over all the keys (reading and writing them each time) and knows nothing of the
 # two sorted runs, while a merge reads each key once and writes it once, and sorting two sorted
 # arrays is a merge; the margin is small because the merge runs at 13% of a copy's bandwidth, held
-# back by its searches and barriers rather than by its bytes.
+# back by its searches and barriers rather than by its bytes. (The course's merge-path kernel,
+# which finds each block's start once, stages its keys in shared memory in one pass and merges 11
+# outputs per thread with no tile loop, took 1.65 ms, 46% of the copy.)
 
 # %% [markdown]
 # ## Stretch (not graded): your own circular buffer
