@@ -362,3 +362,13 @@ def test_gpu_numpy_on_the_host_written_back_fails():
         nothing[1, 1](x)
         out.copy_to_device(x.copy_to_host() + y.copy_to_host())
     assert "was copied to the host" in failure(vector_add, add_vectors)
+
+
+def test_no_launch_of_yours_names_the_exercise_s_kernel_language():
+    """A right answer with no launch of the learner's: the hint names the decorator the exercise
+    is written with (`@triton.jit` for a Triton exercise, not `@cuda.jit`)."""
+    case = Case(size=4, inputs={})
+    numba_hint = judge._launch_verdict(vector_add, case, {"student_launches": 0}).hint
+    triton = next(p for p in ag.problems.ALL.values() if p.kernel_language == "triton")
+    triton_hint = judge._launch_verdict(triton, case, {"student_launches": 0}).hint
+    assert "`@cuda.jit`" in numba_hint and "`@triton.jit`" in triton_hint

@@ -724,8 +724,10 @@ def _launch_verdict(problem, case, msg: dict) -> Verdict | None:
                "course package)" if foreign else
                "no kernel of yours was launched: the result was computed some other way (on the "
                "host, or by a library)")
+        decorator = "@triton.jit" if problem.kernel_language == "triton" else "@cuda.jit"
         return Verdict(problem.name, False, case.describe(), f"the output is right, but {why}",
-                       "the exercise is to write the kernel: launch your own `@cuda.jit` function.")
+                       f"the exercise is to write the kernel: launch your own `{decorator}` "
+                       "function.")
     if foreign:
         # A kernel of the learner's ran, and so did one that is not (the course's reference, a
         # library's): on a GPU nothing tells which of them stored the answer, so the call fails.
