@@ -10,7 +10,7 @@ from autograder.core.checks import Verdict
 from autograder.grading.problem import Baseline, Problem, SpeedBar, Sizes
 from autograder.problems.ch03 import test_image, to_gray
 from autograder.problems.ch09.references import (NUM_BINS, cupy_bincount, reference_aggregate,
-                                                 reference_private, zero)
+                                                 reference_private, speed_shape, zero)
 from autograder.problems.kit.baselines import njit_on_first_call
 from autograder.problems.kit.formula import formula_problem
 from autograder.problems.kit.inputs import cores, in_parallel
@@ -227,14 +227,6 @@ def _few_blocks(n, threads):
     # 2 to 4 blocks, far fewer threads than bytes: only a loop covers the data (coarsening), and
     # every launch has several blocks (private copies to merge, shared memory reused by a block).
     return 2 + (int(n) // threads) % 3
-
-
-def speed_shape(n: int) -> tuple[int, int]:
-    """(blocks, threads) for grid-stride histograms on a GPU: 8 blocks of 256 threads per SM,
-    enough to fill every SM; no more, since every block merges 256 bins at its end."""
-    from numba import cuda
-    sms = cuda.get_current_device().MULTIPROCESSOR_COUNT
-    return max(1, min(sms * 8, -(-int(n) // 256))), 256
 
 
 def _bytes_moved(n):

@@ -258,7 +258,20 @@ def four_in_flight():
 
 
 
-# ---- the sum for code outside the exercises ---------------------------------------------------------
+# ---- the speed test's launch, and the sum for code outside the exercises ---------------------
+
+SPEED_BLOCKS_PER_SM = 4     # of 256 threads: half of an H100/H200 SM's 2048 threads
+
+
+def speed_shape(n: int) -> tuple[int, int]:
+    """(blocks, threads) for the speed test: 256 threads, ``SPEED_BLOCKS_PER_SM`` blocks per SM
+    (4: every block is resident at once even for kernels of up to 64 registers per thread, so no
+    block waits for a second wave; the course's kernels use at most 32, which would allow 8),
+    never more blocks than the data needs."""
+    from numba import cuda as numba_cuda
+    sms = numba_cuda.get_current_device().MULTIPROCESSOR_COUNT
+    return max(1, min(sms * SPEED_BLOCKS_PER_SM, -(-int(n) // 256))), 256
+
 
 _sums = None
 
@@ -271,7 +284,6 @@ def sum_on_device(x, out):
     global _sums
     from autograder.machine import device
     from autograder.machine.launch import BoundLaunches, zero_words
-    from autograder.problems.ch10.specs import speed_shape
     _sums = _sums or BoundLaunches()
     zero_words(out)
     _sums.launch(reference_sum(),

@@ -14,7 +14,8 @@ from autograder.machine.simulator.warp import FULL_MASK_TEXT as FULL_MASK   # ev
 from autograder.core.checks import TINY32, Verdict, compare, gamma
 from autograder.grading.problem import Baseline, Case, Problem, Sizes, SpeedBar
 from autograder.problems.ch09 import zero
-from autograder.problems.ch10.references import COARSE, cupy_sum, reference_sum
+from autograder.problems.ch10.references import (COARSE, SPEED_BLOCKS_PER_SM, cupy_sum,
+                                                 reference_sum, speed_shape)
 from autograder.problems.kit import (cores, formula_problem, in_parallel, njit_on_first_call,
                                      once_per_array, uniform_fast)
 
@@ -167,17 +168,6 @@ def _cached_sums(x: np.ndarray) -> tuple[float, float]:
     return exact_sum(x), magnitude(x)
 
 
-SPEED_BLOCKS_PER_SM = 4     # of 256 threads: half of an H100/H200 SM's 2048 threads
-
-
-def speed_shape(n: int) -> tuple[int, int]:
-    """(blocks, threads) for the speed test: 256 threads, ``SPEED_BLOCKS_PER_SM`` blocks per SM
-    (4: every block is resident at once even for kernels of up to 64 registers per thread, so no
-    block waits for a second wave; the course's kernels use at most 32, which would allow 8),
-    never more blocks than the data needs."""
-    from numba import cuda as numba_cuda
-    sms = numba_cuda.get_current_device().MULTIPROCESSOR_COUNT
-    return max(1, min(sms * SPEED_BLOCKS_PER_SM, -(-int(n) // 256))), 256
 
 
 def _speed_sample(inputs, idx):
