@@ -130,8 +130,7 @@ def time_gpu(label: str, launch: Callable[[int], None], pool: int = 1, warmup: i
         queued.append(time.perf_counter() - t0)
     cuda.synchronize()
     # The hold outlasts Python's time to queue the call (twice the slowest warm-up after the
-    # first, which may compile), so a call of
-    # several launches is timed on the GPU alone.
+    # first, which may compile), so a call of several launches is timed on the GPU alone.
     hold_ms = min(20.0, max(0.3, 2e3 * max(queued[1:] or queued or [0.0])))
     start, end = cuda.event(), cuda.event()
     times = []
