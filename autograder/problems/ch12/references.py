@@ -249,17 +249,7 @@ def _merge_path_build(NT: int, VT: int) -> dict:
     NV1 = NV + 1                              # the keys' shared array, with one of padding
     FULL = 0xFFFFFFFF
 
-    @cuda.jit(device=True)
-    def co_rank_global(k, A, m, B, n):
-        lo = max(0, k - n)
-        hi = min(k, m)
-        while lo < hi:
-            i = (lo + hi) >> 1
-            if A[i] <= B[k - i - 1]:
-                lo = i + 1
-            else:
-                hi = i
-        return lo
+    co_rank_global = reference_co_rank()      # the course's binary search, in global memory
 
     @cuda.jit(device=True)
     def co_rank_warp(k, A, m, B, n, lane):
