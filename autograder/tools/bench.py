@@ -123,32 +123,35 @@ def bench_problem(problem, repeats: int = 20, seed: int = 0, cpu: bool = True) -
             continue
         row.setdefault("variants", {})[label] = time_reference(variant, host, plan, size, blocks,
                                                                 threads)
-    if problem.vendor is not None:
-        try:
-            harness = Harness()
-            harness.speed_setup_from_host(problem, host, 1, size)
-            fn = problem.vendor()
-            outs = {name: buf[:int(np.prod(problem.outputs(size)[name][0]))].reshape(
-                        problem.outputs(size)[name][0]) for name, buf in harness.out_bufs[0].items()}
-            v = timing.time_gpu(problem.vendor_label, lambda i: fn(
-                {**harness.masters[i % 3], **harness.scalars[i % 3]}, outs), pool=3, repeats=repeats)
-            row["vendor_ms"], row["vendor_label"] = v.median_ms, problem.vendor_label
-            harness.release()
-        except ImportError as why:
-            row["vendor_skipped"] = str(why)
     torch_op = _TORCH_OPS.get(problem.name)
-    if torch_op is not None:
+    if problem.vendor is not None or torch_op is not None:
+        # The libraries' rows read the same inputs, copied to the device once for both.
+        harness = Harness()
+        harness.speed_setup_from_host(problem, host, 1, size)
         try:
-            harness = Harness()
-            harness.speed_setup_from_host(problem, host, 1, size)
-            label, make = torch_op
-            fn = make()
-            v = timing.time_gpu(label, lambda i: fn(harness.masters[i % 3]), pool=3,
-                                repeats=repeats)
-            row["torch_ms"], row["torch_label"] = v.median_ms, label
+            if problem.vendor is not None:
+                try:
+                    vendor = problem.vendor()
+                    outs = {name: buf[:int(np.prod(problem.outputs(size)[name][0]))].reshape(
+                                problem.outputs(size)[name][0])
+                            for name, buf in harness.out_bufs[0].items()}
+                    v = timing.time_gpu(problem.vendor_label, lambda i: vendor(
+                        {**harness.masters[i % 3], **harness.scalars[i % 3]}, outs), pool=3,
+                        repeats=repeats)
+                    row["vendor_ms"], row["vendor_label"] = v.median_ms, problem.vendor_label
+                except ImportError as why:
+                    row["vendor_skipped"] = str(why)
+            if torch_op is not None:
+                try:
+                    label, make = torch_op
+                    op = make()
+                    v = timing.time_gpu(label, lambda i: op(harness.masters[i % 3]), pool=3,
+                                        repeats=repeats)
+                    row["torch_ms"], row["torch_label"] = v.median_ms, label
+                except Exception as why:          # PyTorch is not a course dependency
+                    row["torch_skipped"] = f"{type(why).__name__}: {why}"[:200]
+        finally:
             harness.release()
-        except Exception as why:          # PyTorch is not a course dependency
-            row["torch_skipped"] = f"{type(why).__name__}: {why}"[:200]
     row["cpu"] = {b.label: b.median_ms for b in speed.cpu_baselines(problem, size)} if cpu else {}
     return row
 
