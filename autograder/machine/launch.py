@@ -22,25 +22,24 @@ import ctypes.util
 _driver: dict = {}
 
 
-def _cu_launch_kernel():
-    """libcuda's ``cuLaunchKernel``, typed (looked up once)."""
-    if "launch" not in _driver:
-        name = ctypes.util.find_library("cuda") or "libcuda.so.1"
-        fn = ctypes.CDLL(name).cuLaunchKernel
+def _driver_call(name: str, *argtypes):
+    """libcuda's function ``name``, typed (looked up once)."""
+    if name not in _driver:
+        fn = getattr(ctypes.CDLL(ctypes.util.find_library("cuda") or "libcuda.so.1"), name)
         fn.restype = ctypes.c_int
-        fn.argtypes = [ctypes.c_void_p] + [ctypes.c_uint] * 7 + [ctypes.c_void_p] * 3
-        _driver["launch"] = fn
-    return _driver["launch"]
+        fn.argtypes = list(argtypes)
+        _driver[name] = fn
+    return _driver[name]
+
+
+def _cu_launch_kernel():
+    return _driver_call("cuLaunchKernel", ctypes.c_void_p, *[ctypes.c_uint] * 7,
+                        *[ctypes.c_void_p] * 3)
 
 
 def _cu_memset_d32():
-    if "memset" not in _driver:
-        name = ctypes.util.find_library("cuda") or "libcuda.so.1"
-        fn = ctypes.CDLL(name).cuMemsetD32Async
-        fn.restype = ctypes.c_int
-        fn.argtypes = [ctypes.c_uint64, ctypes.c_uint, ctypes.c_size_t, ctypes.c_void_p]
-        _driver["memset"] = fn
-    return _driver["memset"]
+    return _driver_call("cuMemsetD32Async", ctypes.c_uint64, ctypes.c_uint, ctypes.c_size_t,
+                        ctypes.c_void_p)
 
 
 def zero_words(a) -> None:
@@ -147,27 +146,28 @@ class BoundLaunches:
     """Bound launches kept by what they depend on: ``launches.launch(kernel, shape, *args)``
     launches ``kernel`` on ``shape()`` (``(grid, block)``, asked only when nothing is bound yet
     for these arrays) with ``args``, through the launch bound for the same kernel and arrays if
-    there is one. At most ``size`` are kept (then all are forgotten). In CPU mode every call is
-    the ordinary launch."""
+    there is one. ``scalars`` names the positions of arguments that change from call to call:
+    they are not part of what a launch is kept by, and are written into it on each call. At most
+    ``size`` are kept (then all are forgotten). In CPU mode every call is the ordinary launch."""
 
     def __init__(self, size: int = 16):
         self.size = size
         self._bound: dict = {}
 
-    def launch(self, kernel, shape, *args) -> None:
+    def launch(self, kernel, shape, *args, scalars: tuple[int, ...] = ()) -> None:
         from autograder.machine import device
         if not device.current().is_gpu:
             grid, block = shape()
             kernel[grid, block](*args)
             return
         key = (id(kernel), *(array_key(a) if hasattr(a, "__cuda_array_interface__") else a
-                             for a in args))
+                             for p, a in enumerate(args) if p not in scalars))
         bound = self._bound.get(key)
         if bound is None:
             grid, block = shape()
-            bound = BoundLaunch(kernel, grid, block, *args)
+            bound = BoundLaunch(kernel, grid, block, *args, scalars=scalars)
             if bound.fast:
                 if len(self._bound) >= self.size:
                     self._bound.clear()
                 self._bound[key] = bound
-        bound()
+        bound(*(args[p] for p in scalars))

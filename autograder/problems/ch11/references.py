@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from autograder.machine.launch import BoundLaunches
 from autograder.problems.kit.kernels import KernelCache
 
 MAX_THREADS = 256           # the largest block the checks launch: shared arrays are sized by it
@@ -490,8 +491,7 @@ class PackedScan:
     def __init__(self, speed_shape: tuple[int, int] = SPEED_SHAPE):
         self.speed_shape = speed_shape
         self._state: dict = {}
-        self._launches: dict = {}
-        self._bound: dict = {}
+        self._calls = BoundLaunches()          # __call__'s launches, bound once per arrays
 
     def shape(self, threads: int) -> tuple[int, int]:
         return packed_shape(threads, self.speed_shape)
@@ -503,15 +503,6 @@ class PackedScan:
     def kernel(self, threads: int):
         T, C = self.shape(threads)
         return _kernels.get(f"packed_{T}x{C}", lambda: _packed_kernel(T, C))
-
-    def _configured(self, tiles: int, threads: int):
-        key = (int(tiles), int(threads))
-        launch = self._launches.get(key)
-        if launch is None:
-            if len(self._launches) > 64:
-                self._launches.clear()
-            launch = self._launches[key] = self.kernel(threads)[tiles, self.shape(threads)[0]]
-        return launch
 
     def _words(self, tiles: int):
         """(words, their float64 view, epoch) for a launch of ``tiles`` tiles. CPU mode: fresh
@@ -526,9 +517,7 @@ class PackedScan:
         context = numba_cuda.current_context()
         if state.get("context") is not context:
             state.clear()
-            self._launches.clear()
         if not state or state["words"].size < tiles or state["epoch"] + 1 >= EPOCHS:
-            self._bound.clear()           # bound to the words about to be replaced
             size = max(tiles, 2 * state["words"].size if state else 0)
             state.update(context=context, epoch=0,
                          words=numba_cuda.to_device(np.zeros(size, np.uint64)))
@@ -557,29 +546,20 @@ class PackedScan:
         def launch(x, y, status, aggregates, prefixes, counter):
             tiles = self.tiles(x.shape[0], threads)      # ``blocks`` at the checks' shapes
             words, words_f, epoch = self._words(tiles)
-            self._configured(tiles, threads)(x, y, words, words_f, counter, 0, epoch)
+            self.kernel(threads)[tiles, self.shape(threads)[0]](x, y, words, words_f, counter, 0,
+                                                                epoch)
         return launch
 
     def __call__(self, x, y, threads: int = 256):
         """y = the inclusive scan of x (float32 device arrays, or any objects with a
         ``__cuda_array_interface__`` on a GPU): one launch, bound once per pair of arrays
-        (:class:`autograder.machine.launch.BoundLaunch`)."""
-        from autograder.machine.launch import BoundLaunch, array_key
-        T = self.shape(threads)[0]
+        (:class:`autograder.machine.launch.BoundLaunches`; the ticket base and the epoch are
+        written into it on each call)."""
         tiles = self.tiles(x.shape[0], threads)
         words, words_f, epoch = self._words(tiles)
         counter, base = self._counter(tiles)
-        if not self._state:                       # CPU mode
-            self._configured(tiles, threads)(x, y, words, words_f, counter, base, epoch)
-            return y
-        key = (array_key(x), array_key(y), threads)
-        bound = self._bound.get(key)
-        if bound is None:
-            if len(self._bound) > 16:
-                self._bound.clear()
-            bound = self._bound[key] = BoundLaunch(self.kernel(threads), tiles, T, x, y, words,
-                                                   words_f, counter, base, epoch, scalars=(5, 6))
-        bound(base, epoch)
+        self._calls.launch(self.kernel(threads), lambda: (tiles, self.shape(threads)[0]),
+                           x, y, words, words_f, counter, base, epoch, scalars=(5, 6))
         return y
 
 
