@@ -6,7 +6,11 @@
 2. one correct submission's speed judged N times: the verdict must not change; the spread of its
    measured time and speedups is recorded;
 3. the cost of judging: seconds for an exercise with the judge (sandboxed student process, cases
-   sent over) against the same checks made in-process, the way grading worked before the judge.
+   sent over) against the same checks made in-process, the way grading worked before the judge;
+4. ``solutions``: each chapter's own solution (its source's solution cells up to the exercise's)
+   judged with its speed cell AAG_SOLUTION_REPEATS times (default 3), for AAG_SOLUTION_EXERCISES
+   (default: every exercise with a speed cell): the share of the reference each run reaches,
+   beside the bar, which is how a bar is set when a reference changes.
 
 Each entry is graded as autograde grades it: ``bank.notebook`` (the chapter's real cells) through
 ``judge.judge_notebook``, the call JudgeSubmission makes, as tests/test_bank.py does in CPU mode.
@@ -107,13 +111,55 @@ def main() -> int:
         record["cost"][exercise] = {"judged_s": round(seconds, 2), "in_process_s": round(inproc, 2),
                                     "passed": passed}
 
-    # 4. cost of a whole `nbgrader autograde` of chapter 2's solution, with and without the judge
+    # 4. each chapter's solution against its speed bar, several times
+    if "solutions" in parts:
+        record["solutions"] = solution_speeds(settings)
+
+    # 5. cost of a whole `nbgrader autograde` of chapter 2's solution, with and without the judge
     if "nbcost" in parts:
         record["nbgrader"] = autograde_cost()
 
     (OUT / f"judge-gpu-{'-'.join(parts)}.json").write_text(json.dumps(record, indent=1, default=str))
     _table(record)
     return 0 if all(r["right"] for r in record["bank"]) else 1
+
+
+def solution_code(exercise: str) -> str:
+    """The chapter's imports and its solution cells up to this exercise's, in order: what a
+    learner who solved the chapter has defined when the exercise's test and speed cells run."""
+    spec = bank.EXERCISES[exercise]
+    chapter = [(e, s) for e, s in bank.EXERCISES.items() if s["chapter"] == spec["chapter"]]
+    lines = bank.chapter_source(exercise).read_text().splitlines()
+    order = bank._cells(lines)
+    cells = sorted((order[s["solution_id"]][0], e) for e, s in chapter
+                   if order[s["solution_id"]][0] <= order[spec["solution_id"]][0])
+    end = order[spec["solution_id"]][0]
+    imports = [line for line in lines[:end] if line.startswith(("import ", "from "))]
+    return "\n".join(imports) + "\n\n" + "\n\n".join(
+        bank.cell(e, bank.EXERCISES[e]["solution_id"]) for _, e in cells)
+
+
+def solution_speeds(settings) -> list[dict]:
+    chosen = [x for x in os.environ.get("AAG_SOLUTION_EXERCISES", "").split(",") if x] or \
+        [e for e, s in bank.EXERCISES.items() if s["speed_id"]]
+    repeats = int(os.environ.get("AAG_SOLUTION_REPEATS", "3"))
+    rows = []
+    for exercise in chosen:
+        spec = bank.EXERCISES[exercise]
+        problem = getattr(getattr(ag.problems, spec["module"]), spec["problem"])
+        for i in range(repeats):
+            passed, seconds, error, details = judged(exercise, solution_code(exercise), settings)
+            s = details["speed"] or {}
+            med, ref = s.get("median_ms"), s.get("reference_ms")
+            row = {"exercise": exercise, "run": i + 1, "passed": passed, "median_ms": med,
+                   "reference_ms": ref, "fraction": round(ref / med, 3) if med and ref else None,
+                   "bar": problem.speed.min_fraction_of_reference if problem.speed else None,
+                   "seconds": round(seconds, 1), "error": error[:300]}
+            rows.append(row)
+            print(f"solution {exercise} run {i + 1}: passed={passed} {med} ms, reference {ref} ms, "
+                  f"{row['fraction']} of it (bar {row['bar']}) {seconds:.1f} s "
+                  f"{error.splitlines()[0][:100] if error else ''}", flush=True)
+    return rows
 
 
 def autograde_cost(chapter: str = "ch02_data_parallel") -> dict:
@@ -187,6 +233,16 @@ def _table(record: dict) -> None:
               f"{max(f / m for f, m in zip(ref, med)):.3f}; speedup vs CPU baseline "
               f"{min(c / m for c, m in zip(cpu, med)):.1f}-{max(c / m for c, m in zip(cpu, med)):.1f}x; "
               f"judge seconds {min(r['seconds'] for r in rep)}-{max(r['seconds'] for r in rep)}")
+    by_exercise: dict[str, list] = {}
+    for r in record.get("solutions", []):
+        by_exercise.setdefault(r["exercise"], []).append(r)
+    for ex, runs in by_exercise.items():
+        fractions = [r["fraction"] for r in runs if r["fraction"]]
+        span = f"{min(fractions):.3f}-{max(fractions):.3f}" if fractions else "none timed"
+        print(f"solution {ex}: passed {sum(r['passed'] for r in runs)}/{len(runs)}; share of the "
+              f"reference {span} (bar {runs[0]['bar']}); solution "
+              f"{', '.join(str(r['median_ms']) for r in runs)} ms, reference "
+              f"{', '.join(str(r['reference_ms']) for r in runs)} ms")
     for ex, c in record["cost"].items():
         print(f"cost {ex}: judged {c['judged_s']} s vs in-process {c['in_process_s']} s")
     for label, c in record.get("nbgrader", {}).items():

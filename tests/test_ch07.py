@@ -169,6 +169,11 @@ BASIC = {
 def test_basic_verdict(name):
     """Is each basic kernel judged as it should be (pass, or fail for the right reason)?"""
     fn, expected = BASIC[name]
+    if not CPU and expected and "out of bounds" in expected:
+        # An illegal address ends the process's CUDA context, failing every later GPU test here
+        # (the judge restarts its student process; a test process cannot be).
+        pytest.skip("an out-of-bounds access ends a GPU process's CUDA context: CPU mode checks "
+                    "every index and names the bug")
     if expected is None:
         failure = _verdict(ch07.conv2d_basic, fn)
         assert failure is None, failure
@@ -431,8 +436,8 @@ def test_tiled_cases_cover_the_image_with_room_for_the_halo():
 def test_reference_launch_covers_the_image():
     for h, w in ((1, 1), (64, 32), (65, 33), (8191, 8193)):
         (bx, by), (tx, ty) = ch07.reference_shape(h, w)
-        assert bx * tx >= w and by * ty * ch07.REF_ROWS >= h
-        assert (bx - 1) * tx < w and (by - 1) * ty * ch07.REF_ROWS < h
+        assert bx * tx * ch07.REF_COLS >= w and by * ty * ch07.REF_ROWS >= h
+        assert (bx - 1) * tx * ch07.REF_COLS < w and (by - 1) * ty * ch07.REF_ROWS < h
 
 
 # ---- the spec, the inputs, the tolerance, the speed samples ---------------------------------------
@@ -676,7 +681,7 @@ def test_the_chapter_quotes_the_h200_run_it_draws():
               "constant (7.2)": r"the constant-memory kernel ([\d.]+) ms",
               "tiled (7.3), 32 × 32": r"the tiled kernel \(32 × 32 tiles\) ([\d.]+) ms",
               "course reference": r"the course reference ([\d.]+) ms",
-              "copy ceiling (cudaMemcpy device to device)": r"a copy of the same bytes ([\d.]+) ms"}
+              recorded["reference"][0]["label"]: r"a copy of the same bytes ([\d.]+) ms"}
     for label, pattern in quoted.items():
         found = re.findall(pattern, text)
         assert found, f"the text does not quote {label}"

@@ -511,11 +511,12 @@ ag.problems.ch07.conv2d_tiled.check_hidden(make_conv2d_tiled)
 # %% [markdown]
 # **Speed (2 points, on a GPU).** An 8191 × 8193 image and a 5 × 5 filter, `in_tile = 32`, fresh
 # inputs and a NaN-filled output for each of 23 calls (3 to warm up, 20 timed), 4096 random
-# output pixels checked after every call. The bar: a quarter of the speed of the course's
-# reference kernel, timed in the same run (it uses no shared memory: each thread computes 8
-# outputs of one column and keeps the input rows it loads in registers; on the course's H200 it
-# took 0.284 ms and this design 0.82–0.85 ms, about a third of its speed, which passes), and 100
-# times NumPy on this machine's CPU. In CPU mode the cell says that speed needs a GPU.
+# output pixels checked after every call. The bar: 15% of the speed of the course's reference
+# kernel, timed in the same run (it uses no shared memory: each thread computes 8 rows × 2
+# columns of outputs and keeps the input rows it loads in registers, in straight-line code
+# generated for the filter; on the course's H200 it took 0.184 ms and this design 0.81 ms, 23%
+# of its speed, which passes), and 100 times NumPy on this machine's CPU. In CPU mode the
+# cell says that speed needs a GPU.
 
 # %% nbgrader={"grade": true, "grade_id": "conv2d_tiled_speed", "locked": true, "points": 2, "schema_version": 3, "solution": false, "task": false}
 ag.problems.ch07.conv2d_tiled.check_speed(make_conv2d_tiled)
@@ -791,40 +792,41 @@ if why:
 #
 # The course's H200 measured, on this image and filter, with the solution's kernels (the chart that
 # the cell above draws in CPU mode): the basic kernel 3.85 ms, the constant-memory kernel 0.742 ms,
-# the tiled kernel (32 × 32 tiles) 0.816 ms, the course reference 0.282 ms (46% of the copy's
-# bandwidth), and a copy of the same bytes 0.130 ms (4.1 TB/s for these 0.54 GB). Its bounds, at
-# that copy's bandwidth: basic 3.32 ms, constant 1.69 ms, tiled 0.150 ms. (The reference's design
-# written out as straight-line code for one filter, 8 rows × 2 columns per thread, every weight an
-# immediate operand and every running sum a register, took 0.186 ms, 70% of the copy.)
+# the tiled kernel (32 × 32 tiles) 0.808 ms, the course reference 0.184 ms (70% of the copy's
+# bandwidth), and a copy of the same bytes 0.129 ms (4.2 TB/s for these 0.54 GB). Its bounds, at
+# that copy's bandwidth: basic 3.29 ms, constant 1.68 ms, tiled 0.149 ms. (The reference is
+# straight-line code generated for one filter: 8 rows × 2 columns of outputs per thread, every
+# weight an immediate operand and every running sum a register. The same design written as loops,
+# one column per thread, took about 0.28 ms, 46% of the copy.)
 
 # %% [markdown] nbgrader={"grade": true, "grade_id": "conv_gap_answer", "locked": false, "points": 2, "schema_version": 3, "solution": true, "task": false}
 # *Model answer (in the solutions only; the release shows an empty answer cell), with the course's
 # H200 figures.* (1) The basic kernel requests 4 · 51 = 204 bytes per pixel, 13.7 GB, so with no
-# cache it could not finish in less than 3.32 ms at 4.1 TB/s; it took 3.85 ms, longer than that
-# bound. In 3.85 ms DRAM could have delivered 15.9 GB, more than everything the kernel requests,
+# cache it could not finish in less than 3.29 ms at 4.2 TB/s; it took 3.85 ms, longer than that
+# bound. In 3.85 ms DRAM could have delivered 16.0 GB, more than everything the kernel requests,
 # so its time does not show how many loads the caches served (at least 0%): memory is not what
 # limits it. What does is the work per output: 25 iterations, each with two global loads (the
 # pixel and the weight), a multiply-add and the halo test, with a radius known only at run time. The constant-memory kernel shows what the
 # caches do once those instructions shrink: it requests 4 · 26 = 104 bytes per pixel, 7.0 GB, and
 # took 0.742 ms, in which DRAM could deliver at most 3.1 GB, so the caches served at least 56% of
-# its requests; the reference requests 34 bytes per pixel, 2.3 GB, and in its 0.282 ms DRAM could
-# deliver at most 1.2 GB, so at least 49%. They hit because the 32 threads of a warp read 32
+# its requests; the reference requests 22 bytes per pixel, 1.5 GB, and in its 0.184 ms DRAM could
+# deliver at most 0.77 GB, so at least 48%. They hit because the 32 threads of a warp read 32
 # neighbouring pixels of one row (one or two cache lines, shared by the warp), the warps above and
 # below read the same rows a few steps later while they are still in L1, neighbouring blocks share
 # rows through L2, and every thread of a warp reads the same weight (the constant cache's
-# broadcast). (2) The model gave tiling about 22× over the basic kernel (3.32 against 0.150 ms);
-# measured, 4.7× (3.85 against 0.816 ms), and the tiled kernel was 10% *slower* than the
-# constant-memory one (0.816 against 0.742 ms), whose bound is 11 times larger. In 0.816 ms DRAM
+# broadcast). (2) The model gave tiling about 22× over the basic kernel (3.29 against 0.149 ms);
+# measured, 4.8× (3.85 against 0.808 ms), and the tiled kernel was 9% *slower* than the
+# constant-memory one (0.808 against 0.742 ms), whose bound is 11 times larger. In 0.808 ms DRAM
 # could deliver 3.4 GB, more than five times the 0.62 GB the tiled kernel requests, so memory does
 # not limit it either. Tiling removes traffic the caches were already absorbing for the constant
 # kernel; what limits the tiled kernel is inside the SM: 23% of its threads only load, each
 # 1024-thread block loads, waits at its barrier and only then computes (at most two such blocks fit
 # on an SM, one if a thread needs more than 32 registers, so little else runs meanwhile), and each
 # output still makes 25 shared-memory reads and 25 multiply-adds. (3) The fastest kernel, the
-# reference, reaches 46% of the copy; the constant-memory kernel 18%, the tiled one 16%. To get
+# reference, reaches 70% of the copy; the constant-memory kernel 17%, the tiled one 16%. To get
 # closer, each thread must do fewer reads per output: compute more outputs per thread and keep the
-# input rows in registers (the reference does 8 per thread, 7.5 loads per output), or, for a
-# separable filter such as a Gaussian, do two 1-D passes of 5 taps each.
+# input rows in registers (the reference does 8 rows × 2 columns per thread, 4.5 loads per
+# output), or, for a separable filter such as a Gaussian, do two 1-D passes of 5 taps each.
 
 # %% [markdown]
 # Questions to answer for yourself (not graded):

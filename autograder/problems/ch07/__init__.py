@@ -19,25 +19,25 @@ Sizes are an image's ``(height, width)``; the radius is a function of the size
 (:func:`conv_radius`) so that a verdict can name it and a grid can be planned from the size alone.
 
 Files: ``specs.py`` the graded exercises (spec, inputs, launches, baselines), ``references.py``
-the course's reference kernel; the test image is chapter 3's (:mod:`autograder.problems.kit.images`).
+the course's reference kernel and the kernels `aag bench` times beside it; the test image is chapter 3's (:mod:`autograder.problems.kit.images`).
 """
 
-from autograder.problems.ch07.references import (REF_ROWS, conv_unrolled_8x2, conv_unrolled_16,
-                                                 conv_unrolled_16x2, reference_conv2d_tiled,
-                                                 reference_shape)
+from autograder.problems.ch07.references import (REF_COLS, REF_ROWS, conv_rows_loop,
+                                                 conv_unrolled_16, conv_unrolled_16x2,
+                                                 reference_conv2d_tiled, reference_shape)
 from autograder.problems.ch07.specs import (SPEED_TILE, conv2d_basic, conv2d_constant, conv2d_tiled,
                                             conv_bytes, conv_filter, conv_radius, conv_time_bounds,
                                             convolve2d, fast_image)
 
-__all__ = ["PROBLEMS", "REF_ROWS", "SPEED_TILE", "conv2d_basic", "conv2d_constant", "conv2d_tiled",
-           "conv_bytes", "conv_filter", "conv_radius", "conv_time_bounds", "convolve2d",
-           "fast_image", "reference_conv2d_tiled", "reference_shape"]
+__all__ = ["PROBLEMS", "REF_COLS", "REF_ROWS", "SPEED_TILE", "conv2d_basic", "conv2d_constant",
+           "conv2d_tiled", "conv_bytes", "conv_filter", "conv_radius", "conv_time_bounds",
+           "convolve2d", "fast_image", "reference_conv2d_tiled", "reference_shape"]
 
 PROBLEMS = (conv2d_basic, conv2d_constant, conv2d_tiled, conv_time_bounds)
 
-# Other kernels `aag bench` times beside the exercise's reference, with the same inputs (each
-# factory's made kernel has a `launch_shape(h, w)`, which the tiled launch uses, as the reference's).
+# Other kernels `aag bench` times beside the exercise's reference, with the same inputs (each has
+# a launch of its own, from references.own_launch_shape, as the reference has).
 BENCH_VARIANTS = {"conv2d_tiled": {
-    "reference design fully unrolled, 16 rows per thread, 32 x 8 blocks": conv_unrolled_16,
-    "fully unrolled, 8 rows x 2 columns per thread, 64 x 4 blocks": conv_unrolled_8x2,
+    "8 rows per thread as loops, one column, 32 x 8 blocks": conv_rows_loop,
+    "fully unrolled, 16 rows per thread, one column, 32 x 8 blocks": conv_unrolled_16,
     "fully unrolled, 16 rows x 2 columns per thread, 64 x 4 blocks": conv_unrolled_16x2}}

@@ -1,5 +1,6 @@
 """Chapter 7's reference kernel (timed beside the learner's in the speed test): a kernel factory
-like the learner's tiled one, with a launch of its own (:func:`reference_shape`)."""
+like the learner's tiled one, with a launch of its own (:func:`reference_shape`), and the other
+kernels `aag bench` times beside it."""
 
 from __future__ import annotations
 
@@ -7,14 +8,18 @@ import numpy as np
 
 from autograder.problems.kit.kernels import KernelCache
 
-# Each thread of a REF_BLOCK block computes REF_ROWS outputs of one column, keeping the REF_ROWS
-# running sums in registers: an input row it loads (2r + 1 values) serves up to 2r + 1 of its
-# outputs, so a thread loads (REF_ROWS + 2r)(2r + 1) values for REF_ROWS outputs (7.5 per output
-# for r = 2) instead of (2r + 1)² = 25. Loads go through L1 (no shared memory, no barrier); a warp
-# reads 32 neighbouring columns of a row at a time (coalesced). The filter and r are compile-time
-# constants, so every loop has a constant trip count and can be unrolled.
+# Each thread of the reference computes REF_ROWS × REF_COLS outputs (REF_ROWS rows of REF_COLS
+# adjacent columns), keeping the running sums in registers: an input row it loads (REF_COLS + 2r
+# values) serves up to 2r + 1 of its output rows, so a thread loads (REF_ROWS + 2r)(REF_COLS + 2r)
+# values for REF_ROWS · REF_COLS outputs (4.5 per output for r = 2) instead of (2r + 1)² = 25.
+# Loads go through L1 (no shared memory, no barrier); a warp reads 64 neighbouring columns of a
+# row at a time (coalesced). The kernel is generated as straight-line code for its filter (below).
 REF_ROWS = 8
-REF_BLOCK = (32, 8)
+REF_COLS = 2
+REF_BLOCK = (64, 4)
+# The same design as a loop, one column per thread (a bench row): its rows and block.
+LOOP_ROWS = 8
+LOOP_BLOCK = (32, 8)
 
 cuda = float32 = uint64 = None   # module globals, bound by KernelCache on first use
 _kernels = KernelCache(globals(), "cuda", "float32", "uint64")
@@ -23,21 +28,44 @@ _kernels = KernelCache(globals(), "cuda", "float32", "uint64")
 def reference_shape(h: int, w: int) -> tuple[tuple[int, int], tuple[int, int]]:
     """(blocks, threads) of the reference kernel for an h × w image."""
     bx, by = REF_BLOCK
-    return ((w + bx - 1) // bx, (h + by * REF_ROWS - 1) // (by * REF_ROWS)), REF_BLOCK
+    return (((w + bx * REF_COLS - 1) // (bx * REF_COLS), (h + by * REF_ROWS - 1) // (by * REF_ROWS)),
+            REF_BLOCK)
 
 
-@_kernels.lazy
-def reference_conv2d_tiled():
-    """The course reference: a factory like the learner's, ``make(F, in_tile)`` (``in_tile`` is
-    ignored: the reference has its own launch, see :func:`reference_shape`)."""
-    def make_reference(F, in_tile=0):
+def loop_shape(h: int, w: int) -> tuple[tuple[int, int], tuple[int, int]]:
+    """(blocks, threads) of :func:`conv_rows_loop` for an h × w image."""
+    bx, by = LOOP_BLOCK
+    return ((w + bx - 1) // bx, (h + by * LOOP_ROWS - 1) // (by * LOOP_ROWS)), LOOP_BLOCK
+
+
+# The course's kernels' own launch shapes, by factory: the course's own table, so that a factory a
+# learner writes cannot pick its launch by carrying an attribute.
+_OWN_SHAPES: dict = {}
+
+
+def own_launch_shape(factory, h: int, w: int):
+    """(blocks, threads) of the reference or a bench variant (each has a launch of its own), or
+    None for any other factory."""
+    shape = _OWN_SHAPES.get(factory)
+    return shape(h, w) if shape is not None else None
+
+
+def conv_rows_loop():
+    """For `aag bench`: the reference's design written as loops, one column per thread: a
+    factory like the learner's, ``make(F, in_tile)`` (``in_tile`` is ignored: it has a launch of
+    its own, :func:`loop_shape`)."""
+    return _kernels.get("conv_rows_loop", _rows_loop)
+
+
+def _rows_loop():
+    def make_rows_loop(F, in_tile=0):
         F = np.ascontiguousarray(F, dtype=np.float32)
         r = F.shape[0] // 2
         d = 2 * r + 1
-        rows = REF_ROWS
+        rows = LOOP_ROWS
 
         @cuda.jit
-        def conv2d_reference(image, out):
+        def conv2d_rows_loop(image, out):
             Fc = cuda.const.array_like(F)
             h, w = image.shape
             col = cuda.blockIdx.x * cuda.blockDim.x + cuda.threadIdx.x
@@ -62,16 +90,17 @@ def reference_conv2d_tiled():
             for k in range(rows):
                 if row0 + k < h:
                     out[row0 + k, col] = acc[k]
-        return conv2d_reference
+        return conv2d_rows_loop
 
-    return make_reference
+    _OWN_SHAPES[make_rows_loop] = loop_shape
+    return make_rows_loop
 
 
-# ---- `aag bench` variants (ungraded): the reference's design, fully unrolled ------------------------
+# ---- the reference and the other straight-line kernels ------------------------------------------------
 #
-# The reference's loop over input rows stays a loop when compiled (5 loads and 40 FMAs per trip,
-# the filter read from constant memory by a run-time row index). These variants are generated as
-# straight-line Python source for one filter, rows per thread and columns per thread, so there is
+# Written as loops (conv_rows_loop), the loop over input rows stays a loop when compiled (5 loads
+# and 40 FMAs per trip, the filter read from constant memory by a run-time row index). These
+# kernels are generated as straight-line Python source for one filter, rows per thread and columns per thread, so there is
 # no loop left to unroll: every filter weight is an immediate operand of its FMA, every running sum
 # a scalar (a register), every load an independent instruction that the compiler may issue early
 # (the next rows' loads overlap the current row's FMAs). Indices are cast to uint64, so Numba emits
@@ -145,25 +174,17 @@ def _unrolled_conv(rows: int, cols: int, block: tuple[int, int]):
     return make_unrolled
 
 
-# The bench variants' own launch shapes, by factory: the course's own table, so that a factory a
-# learner writes cannot pick its launch by carrying an attribute.
-_OWN_SHAPES: dict = {}
-
-
-def own_launch_shape(factory, h: int, w: int):
-    """(blocks, threads) of a bench variant with a launch of its own, or None."""
-    shape = _OWN_SHAPES.get(factory)
-    return shape(h, w) if shape is not None else None
-
-
 def conv_unrolled_16():
     """For `aag bench`: 16 outputs of one column per thread, fully unrolled, blocks of 32 × 8."""
     return _kernels.get("conv_unrolled_16", lambda: _unrolled_conv(16, 1, (32, 8)))
 
 
-def conv_unrolled_8x2():
-    """For `aag bench`: 8 rows × 2 adjacent columns per thread, fully unrolled, blocks of 64 × 4."""
-    return _kernels.get("conv_unrolled_8x2", lambda: _unrolled_conv(8, 2, (64, 4)))
+def reference_conv2d_tiled():
+    """The course reference: REF_ROWS rows × REF_COLS adjacent columns per thread, generated as
+    straight-line code for each filter, blocks of REF_BLOCK (:func:`reference_shape`). A factory
+    like the learner's, ``make(F, in_tile)``; ``in_tile`` is ignored."""
+    return _kernels.get("reference_conv2d_tiled",
+                        lambda: _unrolled_conv(REF_ROWS, REF_COLS, REF_BLOCK))
 
 
 def conv_unrolled_16x2():

@@ -8,8 +8,7 @@ import numpy as np
 from autograder.core.checks import TINY32, gamma
 from autograder.grading.problem import Baseline, Problem, Sizes, SpeedBar
 from autograder.problems.ch03 import BLOCK_SHAPES, VISIBLE_BLOCK
-from autograder.problems.ch07.references import (own_launch_shape, reference_conv2d_tiled,
-                                                 reference_shape)
+from autograder.problems.ch07.references import own_launch_shape, reference_conv2d_tiled
 from autograder.problems.kit.baselines import njit_on_first_call
 from autograder.problems.kit.images import test_image, to_gray
 from autograder.problems.kit.inputs import cores, grid_over, spread
@@ -211,10 +210,9 @@ def _tiled_launch(factory, inputs, outputs, case):
     in_tile = int(case.threads[0])
     kernel = made_kernel(factory, (seed, r, in_tile), conv_filter(seed, r), in_tile)
     blocks, threads = case.blocks, case.threads
-    if factory is reference_conv2d_tiled():    # the course reference has a launch of its own
-        blocks, threads = reference_shape(*inputs["image"].shape)
-    elif own_launch_shape(factory, *inputs["image"].shape) is not None:   # `aag bench`'s variants
-        blocks, threads = own_launch_shape(factory, *inputs["image"].shape)
+    own = own_launch_shape(factory, *inputs["image"].shape)   # the reference, `aag bench`'s rows
+    if own is not None:
+        blocks, threads = own
     kernel[blocks, threads](inputs["image"], outputs["out"])
 
 
@@ -364,11 +362,12 @@ conv2d_tiled = Problem(
     bytes_moved=_bytes, flops=_flops, baselines=SEEDED_BASELINES, size_label=_label,
     reference=reference_conv2d_tiled, speed_inputs=_seeded_speed_inputs, sample_spec=_seeded_sample,
     speed_launch=lambda size: (_tile_blocks(size, SPEED_TILE), SPEED_TILE),
-    # On the H200 (docs/benchmarks.md) the reference took 0.284 ms and the chapter's solution, PMPP's
-    # design, 0.819 ms (0.35 of it): that design idles the halo threads and reads (2r + 1)² values
-    # from shared memory per output, where the reference reads 7.5 per output. The bar asks for
+    # On the H200 (docs/benchmarks.md) the reference (8 rows x 2 columns per thread, straight-line
+    # code for the filter) took 0.183-0.184 ms and the chapter's solution, PMPP's design, 0.809-
+    # 0.810 ms (0.226-0.227 of it in three runs of the judge's speed test): that design idles the halo threads and reads (2r + 1)² values from shared
+    # memory per output, where the reference loads 4.5 per output through L1. The bar asks for
     # PMPP's design done right, with room for noise; NumPy on one core took 2.2-2.5 s.
-    speed=SpeedBar(min_fraction_of_reference=0.25, baseline="numpy", min_speedup=100.0),
+    speed=SpeedBar(min_fraction_of_reference=0.15, baseline="numpy", min_speedup=100.0),
     value_hint=("if only some outputs are wrong, look at the tile edges: the input tile starts r "
                 "rows and r columns before the output tile (blockIdx · out_tile - r), a thread whose "
                 "input pixel is outside the image stores 0 (a ghost cell), and only threads with "

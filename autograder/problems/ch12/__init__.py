@@ -39,20 +39,21 @@ __all__ = ["BANDWIDTH", "BENCH_VARIANTS", "KINDS", "LATENCY", "PROBLEMS", "RESID
            "co_rank", "co_ranks", "course_tile", "evaluate_co_rank", "fast_sorted_keys", "kind_of",
            "measure", "merge_basic", "merge_reference", "merge_tiled", "merge_time_bound",
            "merged_at", "plot_merge_path", "plot_tiles", "reference_basic", "reference_circular",
-           "reference_tiled", "sorted_keys", "speed_shape", "time_cpu_merges"]
+           "reference_merge_path_wide", "reference_tiled", "sorted_keys", "speed_shape",
+           "time_cpu_merges"]
 
 PROBLEMS = (co_rank, merge_basic, merge_tiled, merge_time_bound)
 
-# Other kernels `aag bench` times beside an exercise's reference, with the same inputs: the
+# Other kernels `aag bench` times beside an exercise's reference (merge path: a partition kernel,
+# then blocks of 256 threads x 11 outputs), with the same inputs: the chapter's tiled merge and the
 # circular-buffer merge at the tiled merge's launch, the basic merge at ~8 outputs per thread, and
-# three merge-path kernels (ModernGPU / CUB style, each with its own grid: one block per tile).
+# two other merge-path kernels (ModernGPU / CUB style, each with its own grid: one block per tile).
 BENCH_VARIANTS = {"merge_tiled": {
+    "tiled through shared memory (PMPP §12.6, the chapter's design)": reference_tiled,
     "circular buffer (PMPP §12.7)": reference_circular,
     "basic: co-rank per thread, ~8 outputs per thread": lambda: OwnGrid(reference_basic(), 8),
     "merge path: partition kernel + blocks of 128 threads × 15 outputs (keys read once)":
         reference_merge_path,
     "merge path, one kernel: each block's ends by a 32-way warp search, 128 × 15 outputs":
         reference_merge_path_searched,
-    "merge path: partition kernel + blocks of 256 threads × 11 outputs":
-        reference_merge_path_wide,
 }}

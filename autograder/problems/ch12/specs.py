@@ -10,7 +10,8 @@ import numpy as np
 from autograder.machine import device
 from autograder.core.checks import Verdict
 from autograder.grading.problem import Baseline, Problem, SpeedBar, Sizes
-from autograder.problems.ch12.references import co_rank_evaluator, cupy_sort, reference_tiled
+from autograder.problems.ch12.references import (co_rank_evaluator, cupy_sort,
+                                                 reference_merge_path_wide)
 from autograder.problems.kit import (formula_problem, in_parallel, njit_on_first_call,
                                      parallel_fill, piece_edges)
 
@@ -532,11 +533,15 @@ merge_tiled = MergeProblem(
                     hidden_random=(3, 0, 3_000_000),
                     speed=SPEED_SIZE),
     bytes_moved=merge_bytes, sample_spec=_merge_sample, size_label=_label,
-    reference=reference_tiled, speed_inputs=_merge_speed_inputs, speed_launch=speed_shape,
-    baselines=BASELINES, vendor=cupy_sort, vendor_label="cupy.sort of A‖B (keys only)",
-    # H200 (docs/benchmarks.md): the reference 6.07 ms (1.39x cupy.sort of the concatenation, 12%
-    # of a copy); the notebook's solution 6.31 ms in its speed test (95%), 113x the serial merge.
-    speed=SpeedBar(min_fraction_of_reference=0.6, baseline="serial", min_speedup=20.0),
+    reference=reference_merge_path_wide, speed_inputs=_merge_speed_inputs,
+    speed_launch=speed_shape, baselines=BASELINES, vendor=cupy_sort,
+    vendor_label="cupy.sort of A‖B (keys only)",
+    # H200 (docs/benchmarks.md): the reference, merge path with a partition kernel (it launches
+    # itself on its own grid), 1.65 ms (46% of a copy); the course's tiled kernel, the chapter's
+    # design, 6.06 ms. The bar asks for the chapter's design done right: the notebook's solution
+    # took 6.28-6.29 ms, 0.263-0.264 of the reference in three runs of the judge's speed test
+    # (113x the serial merge), where the old bar, 0.6 of the tiled kernel, asked for ~10 ms.
+    speed=SpeedBar(min_fraction_of_reference=0.15, baseline="serial", min_speedup=20.0),
 )
 
 
