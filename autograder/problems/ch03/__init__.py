@@ -12,8 +12,8 @@ bench variants; the test image and the matmul pieces chapters share are in :mod:
 
 from functools import partial
 
-from autograder.problems.ch03.references import (blur_fixed_radius, blur_sliding_rows,
-                                                 blur_unrolled_rows)
+from autograder.problems.ch03.references import (blur_fixed_radius, blur_shared_tile,
+                                                 blur_sliding_rows, blur_unrolled_rows)
 from autograder.problems.ch03.specs import (BLOCK_SHAPES, VISIBLE_BLOCK, blur, box_blur,
                                             image_time_bound, matmul_naive, rgb_to_gray)
 from autograder.problems.kit.images import test_image, to_gray
@@ -31,4 +31,10 @@ BENCH_VARIANTS = {"blur": {"radius fixed at compile time (unrolled)": blur_fixed
                             "row sums unrolled, 8 rows x 2 columns per thread, 64 x 4 blocks":
                                 partial(blur_unrolled_rows, 8, 2, (64, 4)),
                             "row sums unrolled, 16 rows x 2 columns per thread, 64 x 4 blocks":
-                                partial(blur_unrolled_rows, 16, 2, (64, 4))}}
+                                partial(blur_unrolled_rows, 16, 2, (64, 4)),
+                            "shared-memory tile 128 x 16 (+ halo), 256 threads, 8 rows per thread":
+                                partial(blur_shared_tile, 128, 16, 256),
+                            "shared-memory tile 128 x 32 (+ halo), 256 threads, 16 rows per thread":
+                                partial(blur_shared_tile, 128, 32, 256),
+                            "shared-memory tile 64 x 16 (+ halo), 128 threads, 8 rows per thread":
+                                partial(blur_shared_tile, 64, 16, 128)}}

@@ -220,6 +220,97 @@ def blur_unrolled_rows(rows: int = 16, cols: int = 1, block: tuple[int, int] = (
                         lambda: _ByRadius(make, grid))
 
 
+def _blur_tile_source(R: int, tw: int, th: int, nt: int) -> str:
+    """Straight-line source of the shared-memory tile blur (see :func:`blur_shared_tile`) for a
+    radius, a tile of `th` rows × `tw` columns and `nt` threads per block, all fixed."""
+    D, twi, thi = 2 * R + 1, tw + 2 * R, th + 2 * R
+    nin, rpt = thi * twi, th * tw // nt
+    nl = (nin + nt - 1) // nt
+    inv = repr(float(np.float32(1.0 / (D * D))))
+    L = ["def blur_shared_tile(image, out, radius):",
+         f"    tile = cuda.shared.array({nin}, float32)",
+         "    h, w = image.shape",
+         "    t = int64(cuda.threadIdx.x)",
+         f"    r0 = int64(cuda.blockIdx.y) * {th}",
+         f"    c0 = int64(cuda.blockIdx.x) * {tw}",
+         f"    rb = r0 - {R}",
+         f"    cb = c0 - {R}"]
+    for k in range(nl):                    # every load issued before any store or sum
+        L += [f"    x{k} = t + {k * nt}",
+              f"    i{k} = int64(uint32(x{k}) // uint32({twi}))",
+              f"    gr{k} = rb + i{k}",
+              f"    gc{k} = cb + (x{k} - i{k} * {twi})",
+              f"    v{k} = float32(0)"]
+        inside = f"gr{k} >= 0 and gr{k} < h and gc{k} >= 0 and gc{k} < w"
+        if (k + 1) * nt > nin:
+            inside = f"x{k} < {nin} and " + inside
+        L += [f"    if {inside}:",
+              f"        v{k} = image[uint64(gr{k}), uint64(gc{k})]"]
+    for k in range(nl):                    # pixels outside the image are 0 in the tile
+        if (k + 1) * nt > nin:
+            L += [f"    if x{k} < {nin}:", f"        tile[uint64(x{k})] = v{k}"]
+        else:
+            L.append(f"    tile[uint64(x{k})] = v{k}")
+    L += ["    cuda.syncthreads()",
+          f"    c = int64(uint32(t) % uint32({tw}))",
+          f"    jr = int64(uint32(t) // uint32({tw})) * {rpt}",
+          "    col = c0 + c",
+          "    row0 = r0 + jr",
+          "    if col < w and row0 < h:",
+          f"        base = jr * {twi} + c"]
+    for i in range(rpt + 2 * R):           # row sums of tile rows jr + i, this column's window
+        L.append(f"        s{i} = " + " + ".join(f"tile[uint64(base + {i * twi + b})]"
+                                             for b in range(D)))
+    for k in range(0, rpt, 2):             # outputs k and k + 1 share 2R row sums
+        mid = " + ".join(f"s{i}" for i in range(k + 1, k + D))
+        L.append(f"        t{k} = s{k} + ({mid})")
+        if k + 1 < rpt:
+            L.append(f"        t{k + 1} = ({mid}) + s{k + D}")
+    L.append(f"        if col >= {R} and col + {R} < w and row0 >= {R} and row0 + {rpt + R} <= h:")
+    for k in range(rpt):
+        L.append(f"            out[uint64(row0 + {k}), uint64(col)] = t{k} * float32({inv})")
+    L += ["        else:",
+          f"            nc = min(col + {R + 1}, w) - max(col - {R}, 0)"]
+    for k in range(rpt):                   # edges: the mean of the in-image pixels
+        L += [f"            if row0 + {k} < h:",
+              f"                nr = min(row0 + {k + R + 1}, h) - max(row0 + {k - R}, 0)",
+              f"                out[uint64(row0 + {k}), uint64(col)] = t{k} / float32(nr * nc)"]
+    return "\n".join(L) + "\n"
+
+
+def blur_shared_tile(tw: int = 128, th: int = 16, nt: int = 256):
+    """For `aag bench`: aimed at the latency limit of the row-sum variants (Nsight Compute on the
+    8-rows one: DRAM 37 %, SM 45 %, 64 registers, a third of the warps active, 4.7 sectors per
+    load). Each block of `nt` threads (1-D) blurs a tile of `th` rows × `tw` columns: it first
+    loads the tile and its halo, (th + 2r) × (tw + 2r) values, into shared memory, a flat
+    coalesced sweep in which each thread issues all its ~(th + 2r)(tw + 2r) / nt loads before
+    storing any (values outside the image stored as 0), so many loads are in flight per thread
+    and every input is read once from DRAM (the halo rows again only from L2). After one barrier,
+    each thread takes one column (a warp: 32 adjacent columns, no bank conflicts) and
+    th · tw / nt rows: 2r + 1 shared-memory reads per row sum, then each output the sum of 2r + 1
+    row sums (pairs of outputs share 2r). No plain path: at the edges the zeros add nothing and
+    the sum is divided by the count of in-image pixels. Few live values, so few registers (aimed
+    at ≤ 40) and most of the SM's warps resident. Generated straight-line source per radius, as
+    in :func:`blur_unrolled_rows`; tw must be a multiple of 32 and nt of tw, th · tw / nt even.
+    On the H200 (``aag bench``, docs/benchmarks.md), 4097 × 8191, r = 2: 0.083 ms (128 × 32,
+    256 threads), 0.086 ms (64 × 16, 128 threads) and 0.090 ms (128 × 16, 256 threads), 75-80%
+    of a copy, against 0.124 ms for the 8-rows variant (ptxas: 39-48 registers)."""
+    assert tw % 32 == 0 and nt % tw == 0 and (th * tw // nt) % 2 == 0 and th * tw % nt == 0
+
+    def make(R):
+        import numba
+        namespace = {"cuda": cuda, "float32": float32, "uint64": uint64,
+                     "uint32": numba.uint32, "int64": numba.int64}
+        exec(compile(_blur_tile_source(R, tw, th, nt), f"<blur_shared_tile_{tw}x{th}>", "exec"),
+             namespace)
+        return cuda.jit(namespace["blur_shared_tile"])
+
+    def grid(shape):
+        h, w = shape
+        return ((w + tw - 1) // tw, (h + th - 1) // th), (nt, 1)
+    return _kernels.get(f"blur_shared_tile_{tw}x{th}_{nt}", lambda: _ByRadius(make, grid))
+
+
 # ---- 3.3 naive matrix multiplication -------------------------------------------------------------
 
 @_kernels.lazy

@@ -29,8 +29,11 @@ variants, ``notebook.py`` the bank-conflict count the notebook runs.
 """
 
 from autograder.problems.ch06.notebook import bank_conflicts, bank_table
-from autograder.problems.ch06.references import (big_tile_bk8, big_tile_bk16, big_tile_pairs,
-                                                 big_tile_single, plain_transpose,
+from autograder.problems.ch06.references import (banded_transpose, big_tile_bk8, big_tile_bk16,
+                                                 big_tile_pairs, big_tile_single,
+                                                 persistent_transpose_1buf,
+                                                 persistent_transpose_2buf,
+                                                 persistent_transpose_banded, plain_transpose,
                                                  tuned_register_tiled, wide_transpose_8,
                                                  wide_transpose_16)
 from autograder.problems.ch06.specs import (SPEED_TRANSPOSE, matmul_register_tiled,
@@ -49,7 +52,16 @@ BENCH_VARIANTS = {
                         "64 × 64 tile, 32 × 16 threads (8 elements each way per thread)":
                             wide_transpose_16,
                         "64 × 64 tile, 32 × 8 threads (16 elements each way per thread)":
-                            wide_transpose_8},
+                            wide_transpose_8,
+                        # 32 × 32 tiles, 32 × 8 threads, 1-D grids of their own (references.py,
+                        # PersistentGrid / LinearGrid): what each fixes is in its docstring.
+                        "persistent, 8 blocks/SM, 2 shared tiles, next tile's loads in registers":
+                            persistent_transpose_2buf,
+                        "persistent, 8 blocks/SM, 1 shared tile, next tile's loads in registers":
+                            persistent_transpose_1buf,
+                        "persistent, 2 shared tiles, tiles in bands of 32 tile rows":
+                            persistent_transpose_banded,
+                        "one block per tile, blocks in bands of 32 tile rows": banded_transpose},
     "matmul_register_tiled": {
         "tuned (128-bit shared loads, BK = 16, unsigned indices; ungraded)": tuned_register_tiled,
         # 128 × 128 tiles per block of 256 threads, launched on a grid of their own (references.py,

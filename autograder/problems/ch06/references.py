@@ -625,3 +625,264 @@ def big_tile_single():
     prefetch: the control that tells what the double buffering of :func:`big_tile_bk8` is worth
     (ptxas: 128 registers, no spill, 9,344 B shared memory per block)."""
     return _big_variant("big_single", 8, double_buffer=False)
+
+
+# ---- bench rows: a transpose that overlaps each block's loads with its stores ------------------------
+#
+# Nsight Compute on the reference (H200, 8192 × 12288): DRAM 67% of peak, SM 62%, 93% of warps
+# active, 4 sectors per request: nothing is saturated. Each block issues its loads, waits at the
+# barrier for all of them, then stores and exits, so the memory system sees load phases and store
+# phases. The rows below keep loads in flight while a block stores: persistent blocks (a few per
+# SM) walk the 32 × 32 tiles grid-stride, holding the next tile's loads in registers across the
+# barrier; and/or walk the tiles in bands, so that the tiles in flight at once share DRAM rows of
+# the output as well as of the input. Measured on the H200 (docs/benchmarks.md), all four were
+# slower than the reference: 0.277-0.279 ms persistent, 0.267 ms banded, against 0.232 ms.
+
+int64 = None                      # bound by _tkernels on first use (as cuda, float32... above)
+_tkernels = KernelCache(globals(), "cuda", "float32", "uint32", "uint64", "int64")
+PERSIST_BLOCKS_PER_SM = 8         # 8 × 256 threads = 2048: a full SM (launch bounds: 32 registers)
+BAND = 32                         # tile rows per band of the banded order
+
+
+def _sm_count() -> int:
+    from autograder.machine import device
+    if not device.current().is_gpu:
+        return 0
+    return cuda.get_current_device().MULTIPROCESSOR_COUNT
+
+
+class PersistentGrid:
+    """``PersistentGrid(kernel, blocks_per_sm)[blocks, threads](inp, out)``: launch ``kernel`` on a
+    1-D grid of ``blocks_per_sm`` blocks of (32, 8) threads per SM (never more blocks than 32 × 32
+    tiles), whatever launch the exercise passes; each block walks the tiles grid-stride. In CPU
+    mode the grid is at most 3 blocks, so that the simulator runs blocks of several tiles (and of
+    different tile counts)."""
+
+    def __init__(self, kernel, blocks_per_sm: int):
+        self.kernel, self.blocks_per_sm = kernel, blocks_per_sm
+
+    def __getitem__(self, config):
+        def launch(inp, out):
+            m, n = inp.shape
+            tiles = ((m + TILE - 1) // TILE) * ((n + TILE - 1) // TILE)
+            if tiles == 0:
+                return
+            sms = _sm_count()
+            blocks = min(tiles, sms * self.blocks_per_sm if sms else 3)
+            self.kernel[blocks, TRANSPOSE_BLOCK](inp, out)
+        return launch
+
+
+class LinearGrid:
+    """``LinearGrid(kernel)[blocks, threads](inp, out)``: launch ``kernel`` on a 1-D grid of one
+    (32, 8) block per 32 × 32 tile, whatever launch the exercise passes."""
+
+    def __init__(self, kernel):
+        self.kernel = kernel
+
+    def __getitem__(self, config):
+        def launch(inp, out):
+            m, n = inp.shape
+            tiles = ((m + TILE - 1) // TILE) * ((n + TILE - 1) // TILE)
+            if tiles:
+                self.kernel[tiles, TRANSPOSE_BLOCK](inp, out)
+        return launch
+
+
+def _tile_of():
+    """A device function ``(t, ntx, nty, band) -> (bx, by)``: the ``t``-th tile (column bx, row by
+    of the tile grid, ntx × nty tiles) when the tile rows are cut in bands of ``band`` rows (the
+    last band maybe fewer), each walked column by column. ``band = 1`` is row-major order, the
+    reference's blockIdx order."""
+    @cuda.jit(device=True)
+    def tile_of(t, ntx, nty, band):
+        per_band = band * ntx
+        b = t // per_band
+        i = t - b * per_band
+        h = min(band, nty - b * band)              # the rows of this band
+        bx = i // h
+        return bx, b * band + (i - bx * h)
+    return tile_of
+
+
+def _persistent_transpose(double_buffer: bool, band: int, gpu: bool):
+    """A persistent 32 × 32-tile transpose for a 1-D grid of (32, 8)-thread blocks: block b moves
+    tiles b, b + gridDim, b + 2·gridDim... (in :func:`_tile_of`'s order for ``band``). Each thread
+    holds its 4 elements of the next tile in registers: they are loaded after the barrier of the
+    current tile, so they are in flight while the current tile is stored. ``double_buffer``: two
+    shared tiles used in turn, one barrier per tile; else one tile and a second barrier before it
+    is overwritten."""
+    tile_of = _tile_of()
+    opts = {"launch_bounds": (TILE * BLOCK_ROWS, PERSIST_BLOCKS_PER_SM)} if gpu else {}
+
+    if double_buffer:
+        @cuda.jit(**opts)
+        def transpose_persistent_2buf(inp, out):
+            tiles = cuda.shared.array((2, TILE, TILE_PAD), float32)
+            tx, ty = int64(cuda.threadIdx.x), int64(cuda.threadIdx.y)
+            m, n = inp.shape
+            ntx = (n + TILE - 1) // TILE
+            nty = (m + TILE - 1) // TILE
+            total = ntx * nty
+            step = int64(cuda.gridDim.x)
+            t = int64(cuda.blockIdx.x)
+            bx, by = tile_of(t, ntx, nty, band)
+            col, row = bx * TILE + tx, by * TILE + ty
+            r0 = r1 = r2 = r3 = float32(0)
+            if col < n:
+                if row < m:
+                    r0 = inp[uint64(row), uint64(col)]
+                if row + 8 < m:
+                    r1 = inp[uint64(row + 8), uint64(col)]
+                if row + 16 < m:
+                    r2 = inp[uint64(row + 16), uint64(col)]
+                if row + 24 < m:
+                    r3 = inp[uint64(row + 24), uint64(col)]
+            buf = uint64(0)
+            while True:
+                tiles[buf, uint64(ty), uint64(tx)] = r0
+                tiles[buf, uint64(ty + 8), uint64(tx)] = r1
+                tiles[buf, uint64(ty + 16), uint64(tx)] = r2
+                tiles[buf, uint64(ty + 24), uint64(tx)] = r3
+                cuda.syncthreads()
+                ocol, orow = by * TILE + tx, bx * TILE + ty      # out's column and row
+                t += step
+                if t < total:                                    # the next tile's loads
+                    bx, by = tile_of(t, ntx, nty, band)
+                    col, row = bx * TILE + tx, by * TILE + ty
+                    if col < n:
+                        if row < m:
+                            r0 = inp[uint64(row), uint64(col)]
+                        if row + 8 < m:
+                            r1 = inp[uint64(row + 8), uint64(col)]
+                        if row + 16 < m:
+                            r2 = inp[uint64(row + 16), uint64(col)]
+                        if row + 24 < m:
+                            r3 = inp[uint64(row + 24), uint64(col)]
+                if ocol < m:                                     # the current tile's stores
+                    for j in range(0, TILE, BLOCK_ROWS):
+                        if orow + j < n:
+                            out[uint64(orow + j), uint64(ocol)] = \
+                                tiles[buf, uint64(tx), uint64(ty + j)]
+                if t >= total:
+                    break
+                buf ^= uint64(1)
+        return transpose_persistent_2buf
+
+    @cuda.jit(**opts)
+    def transpose_persistent_1buf(inp, out):
+        tile = cuda.shared.array((TILE, TILE_PAD), float32)
+        tx, ty = int64(cuda.threadIdx.x), int64(cuda.threadIdx.y)
+        m, n = inp.shape
+        ntx = (n + TILE - 1) // TILE
+        nty = (m + TILE - 1) // TILE
+        total = ntx * nty
+        step = int64(cuda.gridDim.x)
+        t = int64(cuda.blockIdx.x)
+        bx, by = tile_of(t, ntx, nty, band)
+        col, row = bx * TILE + tx, by * TILE + ty
+        r0 = r1 = r2 = r3 = float32(0)
+        if col < n:
+            if row < m:
+                r0 = inp[uint64(row), uint64(col)]
+            if row + 8 < m:
+                r1 = inp[uint64(row + 8), uint64(col)]
+            if row + 16 < m:
+                r2 = inp[uint64(row + 16), uint64(col)]
+            if row + 24 < m:
+                r3 = inp[uint64(row + 24), uint64(col)]
+        while True:
+            tile[uint64(ty), uint64(tx)] = r0
+            tile[uint64(ty + 8), uint64(tx)] = r1
+            tile[uint64(ty + 16), uint64(tx)] = r2
+            tile[uint64(ty + 24), uint64(tx)] = r3
+            cuda.syncthreads()
+            ocol, orow = by * TILE + tx, bx * TILE + ty
+            t += step
+            if t < total:                                        # in flight across the barrier
+                bx, by = tile_of(t, ntx, nty, band)
+                col, row = bx * TILE + tx, by * TILE + ty
+                if col < n:
+                    if row < m:
+                        r0 = inp[uint64(row), uint64(col)]
+                    if row + 8 < m:
+                        r1 = inp[uint64(row + 8), uint64(col)]
+                    if row + 16 < m:
+                        r2 = inp[uint64(row + 16), uint64(col)]
+                    if row + 24 < m:
+                        r3 = inp[uint64(row + 24), uint64(col)]
+            if ocol < m:
+                for j in range(0, TILE, BLOCK_ROWS):
+                    if orow + j < n:
+                        out[uint64(orow + j), uint64(ocol)] = tile[uint64(tx), uint64(ty + j)]
+            if t >= total:
+                break
+            cuda.syncthreads()                                   # the tile is read: reuse it
+    return transpose_persistent_1buf
+
+
+def _persistent_variant(key: str, double_buffer: bool, band: int):
+    def make():
+        from autograder.machine import device
+        kernel = _persistent_transpose(double_buffer, band, device.current().is_gpu)
+        return PersistentGrid(kernel, PERSIST_BLOCKS_PER_SM)
+    return _tkernels.get(key, make)
+
+
+def persistent_transpose_2buf():
+    """Persistent blocks (8 of 32 × 8 threads per SM, launch bounds (256, 8): at most 32
+    registers), each walking 32 × 32 tiles grid-stride in the reference's order, with two shared
+    tiles used in turn. Meant to fix the reference's load phase / store phase alternation: the
+    next tile's 4 loads per thread are issued right after the barrier, before the current tile is
+    stored, so every thread keeps loads in flight while it stores; one barrier per tile (the other
+    buffer was last read before the barrier just passed); no block launch or exit per tile."""
+    return _persistent_variant("persist_2buf", True, 1)
+
+
+def persistent_transpose_1buf():
+    """As :func:`persistent_transpose_2buf` with one shared tile (4.2 KB per block): the next
+    tile's loads, held in registers, stay in flight across a second barrier per tile (before the
+    tile is overwritten). Tells whether the second buffer matters."""
+    return _persistent_variant("persist_1buf", False, 1)
+
+
+def persistent_transpose_banded():
+    """As :func:`persistent_transpose_2buf`, tiles walked in bands of 32 tile rows, column by
+    column within a band. Meant to fix DRAM page locality on the store side: in row-major order
+    the ~1,000 tiles in flight (8 blocks × 132 SMs) span ~3 tile rows, so each output row gets
+    ~3 × 128 B at a time, 48 KB apart from the next; in bands they span 32 tile rows × ~33
+    columns: ~4 KB contiguous per row on both the load and the store side."""
+    return _persistent_variant("persist_banded", True, BAND)
+
+
+def banded_transpose():
+    """The reference's kernel body, one block per tile on a 1-D grid whose blocks take the tiles
+    in bands of 32 tile rows (:func:`_tile_of`). Meant to tell the tile order's effect (DRAM
+    page locality on the store side, see :func:`persistent_transpose_banded`) apart from the
+    persistent blocks'."""
+    def make():
+        tile_of = _tile_of()
+
+        @cuda.jit
+        def transpose_tiled_banded(inp, out):
+            tile = cuda.shared.array((TILE, TILE_PAD), float32)
+            tx, ty = int64(cuda.threadIdx.x), int64(cuda.threadIdx.y)
+            m, n = inp.shape
+            ntx = (n + TILE - 1) // TILE
+            nty = (m + TILE - 1) // TILE
+            bx, by = tile_of(int64(cuda.blockIdx.x), ntx, nty, BAND)
+            col = bx * TILE + tx
+            row = by * TILE + ty
+            if col < n:
+                for j in range(0, TILE, BLOCK_ROWS):
+                    if row + j < m:
+                        tile[uint64(ty + j), uint64(tx)] = inp[uint64(row + j), uint64(col)]
+            cuda.syncthreads()
+            col = by * TILE + tx
+            row = bx * TILE + ty
+            if col < m:
+                for j in range(0, TILE, BLOCK_ROWS):
+                    if row + j < n:
+                        out[uint64(row + j), uint64(col)] = tile[uint64(tx), uint64(ty + j)]
+        return LinearGrid(transpose_tiled_banded)
+    return _tkernels.get("banded", make)

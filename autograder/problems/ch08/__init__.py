@@ -29,7 +29,10 @@ from autograder.problems.ch08.references import (IN_TILE, OUT_TILE, PLANE_OUT, P
                                                  reference_tiled, variant_column_l1,
                                                  variant_column_l1_deep, variant_cross,
                                                  variant_cross_long, variant_cross_rows2,
-                                                 variant_rows4, variant_rows8)
+                                                 variant_flat_rows2, variant_flat_rows4,
+                                                 variant_flat_rows4_shfl,
+                                                 variant_flat_rows4_shfl_deep, variant_rows4,
+                                                 variant_rows8)
 from autograder.problems.ch08.specs import (BASELINES, COEFFICIENTS, FLOPS_PER_POINT, SPEED_VOLUME,
                                             basic_blocks, coarsened_blocks, intensity, slab_range,
                                             slabs, stencil7, stencil_basic, stencil_coarsened,
@@ -42,8 +45,9 @@ __all__ = ["BASELINES", "COEFFICIENTS", "FLOPS_PER_POINT", "IN_TILE", "OUT_TILE"
            "reference_three_planes", "reference_tiled", "slab_range", "slabs", "stencil7",
            "stencil_basic", "stencil_coarsened", "stencil_intensity", "stencil_tiled",
            "test_volume", "tiled_blocks", "variant_column_l1", "variant_column_l1_deep",
-           "variant_cross", "variant_cross_long", "variant_cross_rows2", "variant_rows4",
-           "variant_rows8"]
+           "variant_cross", "variant_cross_long", "variant_cross_rows2", "variant_flat_rows2",
+           "variant_flat_rows4", "variant_flat_rows4_shfl", "variant_flat_rows4_shfl_deep",
+           "variant_rows4", "variant_rows8"]
 
 PROBLEMS = (stencil_basic, stencil_intensity, stencil_tiled, stencil_coarsened)
 
@@ -66,4 +70,12 @@ BENCH_VARIANTS = {"stencil_coarsened": {
     "32 × 8 tile, z chunks of 64)": variant_cross_rows2,
     "z columns, crosses 2 planes ahead, 64 × 4 blocks, z chunks of 128, at most 64 registers "
     "(50% occupancy)": variant_cross_long,
+    "flat int32 offsets, z columns, 2 rows per thread sharing y neighbours, crosses 2 planes "
+    "ahead (32 × 4 threads, 32 × 8 tile, z chunks of 64)": variant_flat_rows2,
+    "flat int32 offsets, z columns, 4 rows per thread sharing y neighbours, crosses 1 plane "
+    "ahead (32 × 4 threads, 32 × 16 tile, z chunks of 64)": variant_flat_rows4,
+    "flat int32 offsets, 4 rows per thread, x by shuffle (lanes 0/31 load the halo), crosses "
+    "1 plane ahead (32 × 4 threads, 32 × 16 tile, z chunks of 64)": variant_flat_rows4_shfl,
+    "flat int32 offsets, 4 rows per thread, x by shuffle (lanes 0/31 load the halo), crosses "
+    "2 planes ahead (32 × 4 threads, 32 × 16 tile, z chunks of 64)": variant_flat_rows4_shfl_deep,
 }}

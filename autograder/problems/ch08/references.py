@@ -649,3 +649,220 @@ def variant_cross_long():
     16 bytes spilled (L1), 4 blocks = 1024 threads, 50% occupancy, against 37.5% uncapped).
     Tells whether occupancy (bytes in flight per SM) or the halo/seam re-reads count."""
     return _cross_kernel(1, 2, 64, 4, 128, max_registers=64)
+
+
+# ---- flat 32-bit offsets (after Nsight Compute on variant_cross_rows2) ---------------------------
+# ncu on variant_cross_rows2 (the best so far, 0.469 ms, 55% of copy): 80 registers (37.5% of
+# warps possible), mostly Numba's 64-bit 3-D index arithmetic; L2 traffic 2.1× DRAM (five loads
+# per output through L1); 4.7 sectors per request. The kernels below index the C-contiguous
+# volumes through 1-D views made in the kernel (``inp.reshape(inp.size)``: no copy; Numba-CUDA
+# links its small device helper for the no-copy reshape, called once per thread), indexed with
+# uint32 offsets (no wraparound code: one GEP from the data pointer). A thread keeps int32
+# in-plane offsets and one int32 plane offset instead of 64-bit 3-D indices. Volumes up to
+# 2**31 - 1 points (8 GiB of float32; the speed volume has 135 M), which the launch checks.
+
+int32 = uint32 = None                 # numba.int32 and numba.uint32, bound by the cache below
+_kernels32 = KernelCache(globals(), "cuda", "float32", "int32", "uint32")
+
+_FLAT_MAX_POINTS = 2 ** 31 - 1
+
+
+def _flat_kernel(R: int, D: int, BX: int, BY: int, PER: int, shuffle: bool = False):
+    """The cross kernel (``_cross_kernel``) on flat int32 offsets: R rows (j) per thread sharing
+    their y neighbours, one x column, whole crosses loaded D planes ahead into two register sets
+    used in turn, BX × BY threads per block, z chunks of up to PER planes. With ``shuffle`` (BX
+    must be 32: a warp is one x row) the x neighbours come from the lanes beside (shfl_up /
+    shfl_down) and only lanes 0 and 31 load theirs (one predicated load per row: the west
+    neighbour for lane 0, the east one for lane 31); threads past nx then stay (clamped onto
+    column nx - 1, writing nothing) so that every lane takes part in the shuffles."""
+    DR = D * R
+    FULL = 0xFFFFFFFF
+    if shuffle:
+        assert BX == 32
+
+    @cuda.jit(device=True)
+    def load(fin, base, rows, tx, w, e, n, s, cen, west, east, up, down, d):
+        # Plane offset ``base``: the R centres, their x neighbours (clamped onto the centre at
+        # x boundaries: w, e are 0 there) and the rows just above and below the thread's R.
+        for r in range(R):
+            o = int32(base + rows[r])
+            cen[d * R + r] = fin[uint32(o)]
+            if shuffle:
+                if tx == 0:
+                    west[d * R + r] = fin[uint32(o - w)]
+                elif tx == BX - 1:
+                    west[d * R + r] = fin[uint32(o + e)]      # lane 31: its east neighbour
+            else:
+                west[d * R + r] = fin[uint32(o - w)]
+                east[d * R + r] = fin[uint32(o + e)]
+        up[d] = fin[uint32(base + n)]
+        down[d] = fin[uint32(base + s)]
+
+    @cuda.jit(device=True)
+    def compute(fout, base, rows, tx, j0, ny, zin, xin, live, d, below, above, cen, west, east,
+                up, down, c0, c1, c2, c3, c4, c5, c6):
+        for r in range(R):
+            if j0 + r < ny:                      # the same for every lane of a warp
+                h = cen[d * R + r]
+                if shuffle:
+                    left = cuda.shfl_up_sync(FULL, h, 1)
+                    right = cuda.shfl_down_sync(FULL, h, 1)
+                    if tx == 0:
+                        left = west[d * R + r]
+                    if tx == BX - 1:
+                        right = west[d * R + r]
+                else:
+                    left = west[d * R + r]
+                    right = east[d * R + r]
+                n = up[d] if r == 0 else cen[d * R + r - 1]
+                s = down[d] if r == R - 1 else cen[d * R + r + 1]
+                if live:
+                    o = int32(base + rows[r])
+                    if zin and xin and 0 < j0 + r < ny - 1:
+                        fout[uint32(o)] = (c0 * h + c1 * left + c2 * right + c3 * n + c4 * s
+                                   + c5 * below[r] + c6 * above[r])
+                    else:
+                        fout[uint32(o)] = h
+
+    @cuda.jit(device=True)
+    def group(fin, fout, i, stop, last, P, rows, tx, w, e, n, s, j0, ny, nz, xin, live,
+              below, above, cc, cw, ce, cu, cd, nc, nw, ne, nu, nd,
+              c0, c1, c2, c3, c4, c5, c6):
+        # c*: the crosses of planes i .. i+D-1 (loaded); n*: those of planes i+D .. i+2D-1,
+        # issued first (clamped to the chunk's last plane) and in flight while c*'s planes are
+        # computed and stored.
+        for d in range(D):
+            load(fin, int32(min(i + D + d, last) * P), rows, tx, w, e, n, s,
+                 nc, nw, ne, nu, nd, d)
+        for d in range(D):
+            if i + d < stop:
+                for r in range(R):
+                    above[r] = cc[(d + 1) * R + r] if d < D - 1 else nc[r]
+                compute(fout, int32((i + d) * P), rows, tx, j0, ny, 0 < i + d < nz - 1, xin,
+                        live, d, below, above, cc, cw, ce, cu, cd, c0, c1, c2, c3, c4, c5, c6)
+                for r in range(R):
+                    below[r] = cc[d * R + r]
+
+    @cuda.jit
+    def stencil_flat(inp, out, c0, c1, c2, c3, c4, c5, c6):
+        fin = inp.reshape(inp.size)              # 1-D views of the C-contiguous volumes
+        fout = out.reshape(out.size)
+        nz3, ny3, nx3 = inp.shape
+        nz, ny, nx = int32(nz3), int32(ny3), int32(nx3)
+        tx = int32(cuda.threadIdx.x)
+        k = int32(cuda.blockIdx.x * BX + tx)
+        j0 = int32((cuda.blockIdx.y * BY + cuda.threadIdx.y) * R)
+        per = int32((nz + cuda.gridDim.z - 1) // cuda.gridDim.z)
+        start = int32(cuda.blockIdx.z * per)
+        stop = int32(min(start + per, nz))
+        if j0 >= ny or start >= stop:            # the same for every lane of a warp
+            return
+        live = k < nx
+        if not shuffle and not live:             # no shuffles: a thread may leave alone
+            return
+        kc = int32(min(k, nx - 1))               # lanes past nx (shuffle only): copies of nx - 1
+        xin = 0 < k < nx - 1
+        w = int32(1 if xin else 0)
+        e = w
+        rows = cuda.local.array(R, int32)        # in-plane offsets of the R centres (clamped)
+        for r in range(R):
+            rows[r] = int32(min(j0 + r, ny - 1) * nx + kc)
+        n = int32(max(j0 - 1, 0) * nx + kc)
+        s = int32(min(j0 + R, ny - 1) * nx + kc)
+        P = int32(ny * nx)
+        last = int32(min(stop, nz - 1))          # the highest plane this chunk reads
+        below = cuda.local.array(R, float32)
+        above = cuda.local.array(R, float32)
+        ac = cuda.local.array(DR, float32)
+        aw = cuda.local.array(DR, float32)
+        ae = cuda.local.array(DR, float32)
+        au = cuda.local.array(D, float32)
+        ad = cuda.local.array(D, float32)
+        bc = cuda.local.array(DR, float32)
+        bw = cuda.local.array(DR, float32)
+        be = cuda.local.array(DR, float32)
+        bu = cuda.local.array(D, float32)
+        bd = cuda.local.array(D, float32)
+        b0 = int32(max(start - 1, 0) * P)
+        for r in range(R):
+            below[r] = fin[uint32(b0 + rows[r])]
+        for d in range(D):
+            load(fin, int32(min(start + d, last) * P), rows, tx, w, e, n, s,
+                 ac, aw, ae, au, ad, d)
+        i = start
+        while True:
+            group(fin, fout, i, stop, last, P, rows, tx, w, e, n, s, j0, ny, nz, xin, live,
+                  below, above, ac, aw, ae, au, ad, bc, bw, be, bu, bd,
+                  c0, c1, c2, c3, c4, c5, c6)
+            i = int32(i + D)
+            if i >= stop:
+                break
+            group(fin, fout, i, stop, last, P, rows, tx, w, e, n, s, j0, ny, nz, xin, live,
+                  below, above, bc, bw, be, bu, bd, ac, aw, ae, au, ad,
+                  c0, c1, c2, c3, c4, c5, c6)
+            i = int32(i + D)
+            if i >= stop:
+                break
+
+    def launch_shape(size):
+        nz, ny, nx = size
+        if nz * ny * nx > _FLAT_MAX_POINTS:
+            raise ValueError(f"{size}: int32 offsets cover at most 2**31 - 1 points")
+        return (_cdiv(nx, BX), _cdiv(ny, BY * R), z_chunks(nz, PER)), (BX, BY)
+
+    return _register_launch(stencil_flat, launch_shape)
+
+
+@_kernels32.lazy
+def variant_flat_rows2():
+    """``variant_cross_rows2`` (2 rows per thread sharing y neighbours, crosses 2 planes ahead,
+    32 × 4 threads, 32 × 8 tile, z chunks of 64) on flat int32 offsets.
+
+    Attacks: registers. ncu put cross_rows2 at 80 registers (37.5% of warps possible), most of
+    them Numba's 64-bit index arithmetic (shapes, 64-bit row/column indices and their products
+    per plane). Here a thread keeps 4 int32 in-plane offsets (2 rows, the row above, the row
+    below) plus the x clamps, and one int32 multiply per plane; 16 floats in flight per set.
+    The same loads and L1/L2 traffic as cross_rows2: if it is faster, occupancy (bytes in
+    flight per SM) was the limit. On the H200 (numba-cuda 0.30.4; a run of its own, one buffer,
+    so the times are relative): 64 registers (cross_rows2: 80), 528 bytes of local stack (the
+    reshape helper's), 0.548 ms against cross_rows2's 0.542 ms in the same run: no faster."""
+    return _flat_kernel(2, 2, 32, 4, 64)
+
+
+@_kernels32.lazy
+def variant_flat_rows4():
+    """Flat int32 offsets, 4 rows per thread sharing y neighbours (each centre value serves
+    3 outputs: its own and the rows beside), crosses 1 plane ahead (two register sets of 14
+    values), 32 × 4 threads (a 32 × 16 tile), z chunks of 64 (17 × 33 × 8 = 4488 blocks).
+
+    Attacks: L1/L2 requests per output. Per plane a thread loads 4 centres, 8 x neighbours and
+    2 outer rows: 3.5 loads per output (cross_rows2: 4, cross: 5), and the y halo through L2 is
+    2 rows per 16 (cross_rows2: 2 per 8). 4 DRAM-bound loads in flight per thread, as
+    cross_rows2. On the H200: 72 registers; ``aag bench`` 0.427 ms (60% of a copy) against
+    cross_rows2's 0.465 ms in the same run (docs/benchmarks.md)."""
+    return _flat_kernel(4, 1, 32, 4, 64)
+
+
+@_kernels32.lazy
+def variant_flat_rows4_shfl():
+    """``variant_flat_rows4`` with x neighbours by warp shuffle: each centre is loaded once per
+    point (shfl_up / shfl_down give x-1 and x+1); lanes 0 and 31 load their outer neighbour
+    (one predicated load per row, 2 lanes: the warp's x halo, L1 hits mostly), loaded ahead
+    with the plane like the rest. Per warp and plane: 4 centre rows + 2 outer rows + 4 edge
+    loads = 10 load instructions for 128 outputs (flat_rows4: 14, cross_rows2: 16 per 64), 8
+    shuffles. 32 × 4 threads, 32 × 16 tile, crosses 1 plane ahead, z chunks of 64.
+
+    Attacks: the L1 wavefronts and L2 sectors of the x-neighbour loads (misaligned rows: each
+    x±1 load of a warp touches 5 sectors). Suspect: the shuffle → FMA latency chain and the
+    edge loads' divergence. On the H200: 64 registers; ``aag bench`` 0.482 ms (flat_rows4
+    0.427, cross_rows2 0.465 in the same run): slower."""
+    return _flat_kernel(4, 1, 32, 4, 64, shuffle=True)
+
+
+@_kernels32.lazy
+def variant_flat_rows4_shfl_deep():
+    """``variant_flat_rows4_shfl`` with crosses 2 planes ahead (8 DRAM-bound loads in flight per
+    thread instead of 4; 20 floats per plane set). Tells whether the shuffle design needs more
+    bytes in flight per SM. On the H200 (as ``variant_flat_rows2``, relative times): 86
+    registers, 0.536 ms against flat_rows4_shfl's 0.523 ms."""
+    return _flat_kernel(4, 2, 32, 4, 64, shuffle=True)
