@@ -10,7 +10,7 @@ import pytest
 
 import autograder as ag
 from numba import cuda     # a module global: the simulator swaps it inside a launch
-from autograder.machine.launch import BoundLaunch, zero_words
+from autograder.machine.launch import BoundLaunch, launch_key, still_held, zero_words
 from autograder.problems.ch09.references import histogram_on_device
 from autograder.problems.ch10.references import sum_on_device
 from autograder.problems.ch11.references import scan_on_device
@@ -68,3 +68,47 @@ def test_sum_scan_and_histogram_on_device():
         for _ in range(2):
             histogram_on_device(cuda.to_device(data), hist)
             assert np.array_equal(hist.copy_to_host(), np.bincount(data, minlength=256)), n
+
+
+def test_a_cache_of_bound_launches_knows_numba_arrays_by_identity_and_others_by_their_fields(
+        monkeypatch):
+    """Numba's device arrays are known by identity (checked by a weak reference, so an array
+    freed and another made with the same id is not taken for it); any other array by its
+    pointer, shape, strides and type; the per-call scalars are not part of the key."""
+    import gc
+    import weakref
+    from autograder.machine import launch
+
+    class DeviceArray:          # stands for Numba's device array type (none without a GPU)
+        pass
+    monkeypatch.setattr(launch, "_numba_arrays", [DeviceArray])
+
+    def numba_array():
+        return DeviceArray()
+
+    class Tensor:               # an array known only by its __cuda_array_interface__
+        def __init__(self, ptr):
+            self.ptr = ptr
+
+        @property
+        def __cuda_array_interface__(self):
+            return {"data": (self.ptr, False), "shape": (8,), "strides": None, "typestr": "<f4",
+                    "version": 3}
+
+    kernel = object()
+    x, y = numba_array(), numba_array()
+    key, held = launch_key(kernel, (x, y, 7), scalars=(2,))
+    assert launch_key(kernel, (x, y, 9), scalars=(2,))[0] == key        # scalars left out
+    assert launch_key(kernel, (y, x, 7), scalars=(2,))[0] != key
+    assert launch_key(kernel, (x, y, 7))[0] != key                       # 7 is part of this one
+    assert held == [x, y]
+    refs = [weakref.ref(a) for a in held]
+    assert still_held(refs, held)
+    assert not still_held(refs, [x, numba_array()])
+    del held, x
+    gc.collect()
+    assert refs[0]() is None and not still_held(refs, [numba_array(), y])
+    a, b = Tensor(4096), Tensor(4096)
+    assert launch_key(kernel, (a,))[0] == launch_key(kernel, (b,))[0]     # same fields
+    assert launch_key(kernel, (a,))[0] != launch_key(kernel, (Tensor(8192),))[0]
+    assert launch_key(kernel, (a,))[1] == []

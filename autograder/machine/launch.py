@@ -8,8 +8,9 @@ megabytes takes to run (``docs/benchmarks.md``, "Calling a kernel from Python").
 ``cuLaunchKernel`` through ctypes, with the scalars it was told may change written in place.
 
 It holds no reference to the arrays, only their fields: the caller keeps them alive, and a cache of
-bound launches may be keyed by the arrays' pointers and shapes (an array freed and another made at
-the same address with the same shape has the same fields). In CPU mode, or where Numba's internals
+bound launches (:class:`BoundLaunches`) may be keyed by the arrays' pointers and shapes (an array
+freed and another made at the same address with the same shape has the same fields), or, for
+Numba's device arrays, whose fields never change, by their identity. In CPU mode, or where Numba's internals
 are not what this module expects, a bound launch is the ordinary launch (``.fast`` is False and
 ``.why`` says why).
 """
@@ -18,6 +19,7 @@ from __future__ import annotations
 
 import ctypes
 import ctypes.util
+import weakref
 
 _driver: dict = {}
 
@@ -148,7 +150,11 @@ class BoundLaunches:
     for these arrays) with ``args``, through the launch bound for the same kernel and arrays if
     there is one. ``scalars`` names the positions of arguments that change from call to call:
     they are not part of what a launch is kept by, and are written into it on each call. At most
-    ``size`` are kept (then all are forgotten). In CPU mode every call is the ordinary launch."""
+    ``size`` are kept (then all are forgotten). In CPU mode every call is the ordinary launch.
+
+    A Numba device array is known by its identity (its address and shape never change), checked
+    through a weak reference, so a call does not build its ``__cuda_array_interface__``; any
+    other array by :func:`array_key` (a PyTorch tensor's storage can be swapped in place)."""
 
     def __init__(self, size: int = 16):
         self.size = size
@@ -160,14 +166,49 @@ class BoundLaunches:
             grid, block = shape()
             kernel[grid, block](*args)
             return
-        key = (id(kernel), *(array_key(a) if hasattr(a, "__cuda_array_interface__") else a
-                             for p, a in enumerate(args) if p not in scalars))
-        bound = self._bound.get(key)
-        if bound is None:
+        key, held = launch_key(kernel, args, scalars)
+        entry = self._bound.get(key)
+        if entry is not None and still_held(entry[1], held):
+            bound = entry[0]
+        else:
             grid, block = shape()
             bound = BoundLaunch(kernel, grid, block, *args, scalars=scalars)
             if bound.fast:
                 if len(self._bound) >= self.size:
                     self._bound.clear()
-                self._bound[key] = bound
+                self._bound[key] = (bound, [weakref.ref(a) for a in held])
         bound(*(args[p] for p in scalars))
+
+
+_numba_arrays: list = []
+
+
+def _numba_array_type() -> type:
+    if not _numba_arrays:
+        from numba.cuda.cudadrv.devicearray import DeviceNDArrayBase
+        _numba_arrays.append(DeviceNDArrayBase)
+    return _numba_arrays[0]
+
+
+def launch_key(kernel, args, scalars=()) -> tuple[tuple, list]:
+    """(what a bound launch of ``kernel`` with ``args`` is kept by, the Numba device arrays among
+    them, known by identity): the arguments at the positions ``scalars`` are left out."""
+    numba_array = _numba_array_type()
+    key, held = [id(kernel)], []
+    for position, a in enumerate(args):
+        if position in scalars:
+            continue
+        if isinstance(a, numba_array):
+            key.append(id(a))
+            held.append(a)
+        elif getattr(type(a), "__cuda_array_interface__", None) is not None:
+            key.append(array_key(a))
+        else:
+            key.append(a)
+    return tuple(key), held
+
+
+def still_held(refs: list, held: list) -> bool:
+    """Are the arrays a launch was bound with (weak references) the ones given now? An array
+    freed and another made with the same ``id`` is not."""
+    return len(refs) == len(held) and all(ref() is a for ref, a in zip(refs, held))
