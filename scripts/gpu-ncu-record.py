@@ -28,7 +28,7 @@ sys.path.insert(0, str(ROOT))
 # (chapter, exercise, bench variant label or None, what the row shows[, kernel name]). The kernel's
 # name is what ncu's -k filter matches; it is read from the reference kernel (its py_func) unless
 # the entry names it: a reference that is a kernel factory (chapter 7's, whose make(F, in_tile)
-# builds ``conv2d_reference``) has no name of its own to read.
+# builds ``conv2d_unrolled``) has no name of its own to read.
 TARGETS = [
     ("ch05", "matmul_naive", None, "one element per thread, no tiles (chapter 3's kernel)"),
     ("ch05", "tiled_matmul", None, "tiled in shared memory"),
@@ -38,29 +38,29 @@ TARGETS = [
     ("ch06", "matmul_register_tiled", None, "register-tiled matmul"),
     ("ch06", "matmul_register_tiled",
      "tuned (128-bit shared loads, BK = 16, unsigned indices; ungraded)", "register-tiled, tuned"),
-    ("ch07", "conv2d_tiled", None, "course reference (8 outputs per thread, rows in registers)",
-     "conv2d_reference"),
+    ("ch07", "conv2d_tiled", None, "course reference (8 rows × 2 columns per thread, straight-line "
+     "code)", "conv2d_unrolled"),
 ]
 
 # Issue 23's rows (`--set issue23`): the course's fastest kernel of each, profiled for what limits
 # it; written to one file (issue23_ncu.json) rather than the chapters' recordings.
 ISSUE23_TARGETS = [
-    ("ch02", "vector_add_grid_stride", None, "vector add, course reference", "vector_add_grid_stride"),
+    ("ch02", "vector_add_grid_stride", None, "vector add, course reference (4 elements per step)",
+     "vector_add_unrolled"),
     ("ch02", "vector_add_grid_stride", "8 elements per thread per step, loads before stores, "
      "unsigned indices", "vector add, 8 elements per step", "vector_add_unrolled_by"),
     ("ch06", "transpose_tiled", None, "tiled transpose, course reference"),
     ("ch06", "matmul_register_tiled", "128 × 128 tiles, 32 × 64 warp tiles, BK = 8, "
      "double-buffered, 8-byte global loads (ungraded)", "SGEMM, 128 × 128 tiles, 8-byte loads",
      "matmul_big_tile"),
-    ("ch07", "conv2d_tiled", None, "convolution, course reference", "conv2d_reference"),
-    ("ch08", "stencil_coarsened", "z columns, 2 rows per thread sharing y neighbours, crosses 2 "
-     "planes ahead (32 × 4 threads, 32 × 8 tile, z chunks of 64)",
-     "stencil, z columns, 2 rows per thread", "stencil_cross"),
-    ("ch03", "blur", "radius fixed, 8 rows per thread with row sums", "blur, 8 rows per thread",
-     "blur_sliding"),
+    ("ch07", "conv2d_tiled", None, "convolution, course reference", "conv2d_unrolled"),
+    ("ch08", "stencil_coarsened", "flat int32 offsets, z columns, 4 rows per thread sharing y "
+     "neighbours, crosses 1 plane ahead (32 × 4 threads, 32 × 16 tile, z chunks of 64)",
+     "stencil, z columns, 4 rows per thread, flat offsets", "stencil_flat"),
+    ("ch03", "blur", "shared-memory tile 128 x 32 (+ halo), 256 threads, 16 rows per thread",
+     "blur, shared-memory tile 128 × 32", "blur_shared_tile"),
     ("ch11", "scan_single_pass", None, "scan, packed-word reference", "scan_packed_reference"),
-    ("ch12", "merge_tiled", "merge path: partition kernel + blocks of 256 threads × 11 outputs",
-     "merge path, 256 × 11", "merge_path_tiles"),
+    ("ch12", "merge_tiled", None, "merge path, 256 × 11 (course reference)", "merge_path_tiles"),
 ]
 
 METRICS = [
