@@ -10,8 +10,9 @@ megabytes takes to run (``docs/benchmarks.md``, "Calling a kernel from Python").
 It holds no reference to the arrays, only their fields: the caller keeps them alive, and a cache of
 bound launches (:class:`BoundLaunches`) may be keyed by the arrays' pointers and shapes (an array
 freed and another made at the same address with the same shape has the same fields), or, for
-Numba's device arrays, whose fields never change, by their identity. In CPU mode, or where Numba's internals
-are not what this module expects, a bound launch is the ordinary launch (``.fast`` is False and
+Numba's device arrays, whose fields never change, by their identity. In CPU mode, or where
+Numba's internals are not what this module expects, a bound launch is the ordinary launch
+(``.fast`` is False and
 ``.why`` says why).
 """
 

@@ -627,7 +627,7 @@ def big_tile_single():
     return _big_variant("big_single", 8, double_buffer=False)
 
 
-# ---- bench rows: a transpose that overlaps each block's loads with its stores ------------------------
+# ---- bench rows: a transpose that overlaps each block's loads with its stores ---------------------
 #
 # Nsight Compute on the reference (H200, 8192 × 12288): DRAM 67% of peak, SM 62%, 93% of warps
 # active, 4 sectors per request: nothing is saturated. Each block issues its loads, waits at the

@@ -19,7 +19,8 @@ Sizes are an image's ``(height, width)``; the radius is a function of the size
 (:func:`conv_radius`) so that a verdict can name it and a grid can be planned from the size alone.
 
 Files: ``specs.py`` the graded exercises (spec, inputs, launches, baselines), ``references.py``
-the course's reference kernel and the kernels `aag bench` times beside it; the test image is chapter 3's (:mod:`autograder.problems.kit.images`).
+the course's reference kernel and the kernels `aag bench` times beside it; the test image is
+chapter 3's (:mod:`autograder.problems.kit.images`).
 """
 
 from autograder.problems.ch07.references import (REF_COLS, REF_ROWS, conv_rows_loop,

@@ -28,8 +28,8 @@ _kernels = KernelCache(globals(), "cuda", "float32", "uint64")
 def reference_shape(h: int, w: int) -> tuple[tuple[int, int], tuple[int, int]]:
     """(blocks, threads) of the reference kernel for an h × w image."""
     bx, by = REF_BLOCK
-    return (((w + bx * REF_COLS - 1) // (bx * REF_COLS), (h + by * REF_ROWS - 1) // (by * REF_ROWS)),
-            REF_BLOCK)
+    cols, rows = bx * REF_COLS, by * REF_ROWS
+    return ((w + cols - 1) // cols, (h + rows - 1) // rows), REF_BLOCK
 
 
 def loop_shape(h: int, w: int) -> tuple[tuple[int, int], tuple[int, int]]:
@@ -96,17 +96,17 @@ def _rows_loop():
     return make_rows_loop
 
 
-# ---- the reference and the other straight-line kernels ------------------------------------------------
+# ---- the reference and the other straight-line kernels -------------------------------------------
 #
 # Written as loops (conv_rows_loop), the loop over input rows stays a loop when compiled (5 loads
-# and 40 FMAs per trip, the filter read from constant memory by a run-time row index). These
-# kernels are generated as straight-line Python source for one filter, rows per thread and columns per thread, so there is
-# no loop left to unroll: every filter weight is an immediate operand of its FMA, every running sum
-# a scalar (a register), every load an independent instruction that the compiler may issue early
-# (the next rows' loads overlap the current row's FMAs). Indices are cast to uint64, so Numba emits
-# no negative-index wrap-around. A thread that handles `cols` adjacent columns loads cols + 2r
-# values per input row instead of cols(2r + 1). Threads whose window leaves the image (the image's
-# border) take a plain path with bounds checks.
+# and 40 FMAs per trip, the filter read from constant memory by a run-time row index). These kernels
+# are generated as straight-line Python source for one filter, rows per thread and columns per
+# thread, so there is no loop left to unroll: every filter weight is an immediate operand of its
+# FMA, every running sum a scalar (a register), every load an independent instruction that the
+# compiler may issue early (the next rows' loads overlap the current row's FMAs). Indices are cast
+# to uint64, so Numba emits no negative-index wrap-around. A thread that handles `cols` adjacent
+# columns loads cols + 2r values per input row instead of cols(2r + 1). Threads whose window leaves
+# the image (the image's border) take a plain path with bounds checks.
 
 def _conv_source(F: np.ndarray, rows: int, cols: int) -> str:
     r = F.shape[0] // 2

@@ -364,9 +364,10 @@ conv2d_tiled = Problem(
     speed_launch=lambda size: (_tile_blocks(size, SPEED_TILE), SPEED_TILE),
     # On the H200 (docs/benchmarks.md) the reference (8 rows x 2 columns per thread, straight-line
     # code for the filter) took 0.183-0.184 ms and the chapter's solution, PMPP's design, 0.809-
-    # 0.810 ms (0.226-0.227 of it in three runs of the judge's speed test): that design idles the halo threads and reads (2r + 1)² values from shared
-    # memory per output, where the reference loads 4.5 per output through L1. The bar asks for
-    # PMPP's design done right, with room for noise; NumPy on one core took 2.2-2.5 s.
+    # 0.810 ms (0.226-0.227 of it in three runs of the judge's speed test): that design idles the
+    # halo threads and reads (2r + 1)² values from shared memory per output, where the reference
+    # loads 4.5 per output through L1. The bar asks for PMPP's design done right, with room for
+    # noise; NumPy on one core took 2.2-2.5 s.
     speed=SpeedBar(min_fraction_of_reference=0.15, baseline="numpy", min_speedup=100.0),
     value_hint=("if only some outputs are wrong, look at the tile edges: the input tile starts r "
                 "rows and r columns before the output tile (blockIdx · out_tile - r), a thread whose "
