@@ -484,7 +484,7 @@ print(f"{A_tiles.size + B_tiles.size} outputs: the tiled kernel loads {loads} ke
 # short `B`, all keys equal; hidden: an empty `B`, random sizes). In CPU mode the race detector
 # watches `sA` and `sB`: a missing barrier fails every time, naming the two threads, the element and
 # the lines. **The speed test** (on a GPU) times it on 2²⁸ keys, 8 blocks of 256 threads per SM,
-# against the course's fastest merge (merge path, described after the measurements below: 3.7
+# against the course's fastest merge (merge path, described after the measurements below: 3.6
 # times as fast as the course's tiled kernel on the course's H200) and the compiled sequential merge
 # on one core: you need at least 15% of the course kernel's speed and 20× the CPU loop. In CPU
 # mode it says it needs a GPU.
