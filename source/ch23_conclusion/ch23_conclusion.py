@@ -206,19 +206,22 @@ plt.show()
 # - **At the roof:** the reduction (chapter 10: one atomic per block, the rest in registers and
 #   shuffles) runs as fast as a copy of its input; the map kernels (vector add, gray image) and the
 #   tiled transpose (chapter 6: a padded tile, coalesced both ways) reach 80–90%.
-# - **In the middle:** the register-tiled matrix product (chapter 6) reaches 43% of the FP32 peak;
-#   the vendor library cuBLAS does better with double buffering, vector loads and warp tiles. The
-#   convolution, the coarsened stencil, the privatized histogram and the scans sit at 34–46% of
-#   the copy: their halos, their barriers, their atomics and their passes cost bytes or waits the
-#   copy does not pay.
-# - **Far below:** the naive matrix product (2%) and the tiled one with 8 × 8 tiles (7.5%) show
-#   why chapters 5 and 6 exist; the naive transpose (13%) is what uncoalesced writes cost; the
-#   merge (12%) spends its time on co-ranks and partial tiles; the histogram that aggregates runs
-#   of equal bytes (8%) pays a compare and a branch for every byte, where the plain privatized one
-#   (36%) keeps several loads in flight. Two rows are not meant to reach their roof: the box blur
-#   (5%) runs chapter 3's plain loop over its (2r + 1)² neighbours with the radius known only when
-#   it runs (the same blur with the radius fixed when it is compiled runs 5.7 times faster), and
-#   `uniform` (3%) is chapter 4's divergence exercise, timed for its branches.
+# - **In the middle:** the convolution (chapter 7: 8 rows × 2 columns of outputs per thread, the
+#   input rows kept in registers) reaches 70% of the copy, the single-pass scan (chapter 11: one
+#   64-bit word per tile for the look-back) 65% and the merge (chapter 12: merge path, each
+#   block's keys staged once) 45%. The coarsened stencil, the privatized histogram and the
+#   hierarchical scan sit at 34–40%: their halos, their barriers, their atomics and their extra
+#   passes cost bytes or waits the copy does not pay.
+# - **Far below:** the naive matrix product (2%), the tiled one with 8 × 8 tiles (7.5%) and the
+#   register-tiled one as chapter 6 writes it (10% of the FP32 peak) show how far a matrix product
+#   stays from its roof until every technique is in: the course's kernel with 128 × 128 tiles,
+#   double buffering and warp tiles reaches 60% of the peak, cuBLAS 77%. The naive transpose (13%)
+#   is what uncoalesced writes cost; the histogram that aggregates runs of equal bytes (8%) pays a
+#   compare and a branch for every byte, where the plain privatized one (36%) keeps several loads
+#   in flight. Two rows are not meant to reach their roof: the box blur (5%) runs chapter 3's
+#   plain loop over its (2r + 1)² neighbours with the radius known only when it runs (the same
+#   blur with the radius fixed when it is compiled runs 5.7 times faster), and `uniform` (3%) is
+#   chapter 4's divergence exercise, timed for its branches.
 #
 # None of this is fixed: each row's limit was found by the measurements of its chapter, and each
 # could move with the techniques of another. That is the habit the book teaches: measure, find
