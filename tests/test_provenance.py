@@ -292,6 +292,9 @@ def test_gpu_libraries_cannot_be_imported_in_the_student_process():
     ("class A: pass\nA().__class__ = int", "__class__"),
     ("%time x = 1\nimport gc", "gc"),                  # a magic does not hide the rest
     ("%%time\nimport gc\ngc.get_referrers(1)", "gc"),  # nor does a cell magic
+    ("import autograder as ag\np = ag.problems.ch28.ring_allreduce\np.launch = print",
+     "patching autograder"),                           # through an alias made by assignment
+    ("x = ag.problems.ch02.vector_add\ntype(x).run_here = print", "patching a class"),
 ])
 def test_the_static_pass_flags_reaching_into_the_harness(code, expected):
     flags = judge.flags_in(code)

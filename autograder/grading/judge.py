@@ -248,9 +248,23 @@ class _Flagger(ast.NodeVisitor):
             elif root in self.aliases:
                 self.flag(f"patching {self.aliases[root]} objects (an attribute of `{root}` "
                           "assigned)", node)
+            elif isinstance(node.value, ast.Call) and isinstance(node.value.func, ast.Name) \
+                    and node.value.func.id == "type":
+                self.flag("patching a class (an attribute of type(...) assigned)", node)
         if node.attr in _COURSE_CODE and root in self.aliases and \
                 self.aliases[root] == "autograder" and isinstance(node.value, ast.Name):
             self.flag("touching the course's checking code", node)
+        self.generic_visit(node)
+
+    def visit_Assign(self, node):
+        # ``p = ag.problems.ch28.ring_allreduce``: p stands for a guarded module's object too,
+        # so ``p.launch = fake`` is flagged as patching it
+        root = self._root(node.value) if isinstance(node.value, (ast.Attribute, ast.Subscript,
+                                                                 ast.Name)) else None
+        if root in self.aliases:
+            for target in node.targets:
+                if isinstance(target, ast.Name):
+                    self.aliases[target.id] = self.aliases[root]
         self.generic_visit(node)
 
     def visit_Subscript(self, node):
@@ -544,7 +558,8 @@ def judge_exercise(cells: list[dict], checks: list[CheckCall], settings: Setting
                                        + hello["error"])
             result.flags += session.notes
             t_cells = time.monotonic()
-            executed = student.ask({"op": "exec", "cells": todo}, "executed",
+            executed = student.ask({"op": "exec", "cells": todo,
+                                    "problems": sorted({c.problem for c in checks})}, "executed",
                                    allow=_cells_allowance(todo, settings))
             result.details["cells_seconds"] = round(time.monotonic() - t_cells, 2)
             result.details["processes_started"] = session.started
@@ -623,7 +638,8 @@ def _judge_other_warp_sizes(cells, problem, call: CheckCall, settings: Settings,
                 raise RuntimeError("the judge's CPU-mode student process failed to start:\n"
                                    + hello["error"])
             t_warp = time.monotonic()
-            student.ask({"op": "exec", "cells": cells}, "executed", allow=settings.exec_timeout)
+            student.ask({"op": "exec", "cells": cells, "problems": [call.problem]}, "executed",
+                        allow=settings.exec_timeout)
             verdict = _judge_cases(student, problem, call, settings, result, cases=cases)
         finally:
             student.close()

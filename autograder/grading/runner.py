@@ -70,11 +70,28 @@ def decode_scalars(scalars: dict) -> dict:
 
 
 def problem_by_path(path: str):
-    """``"ch02.vector_add"`` -> the Problem object in ``autograder.problems.ch02``."""
+    """``"ch02.vector_add"`` -> the Problem object in ``autograder.problems.ch02`` (in a student
+    process, the copy taken before learner code could change it: :func:`snapshot_chapter`)."""
     import importlib
 
+    if path in _AT_START:
+        return _AT_START[path]
     module, name = path.split(".")
     return getattr(importlib.import_module(f"autograder.problems.{module}"), name)
+
+
+_AT_START: dict = {}
+
+
+def snapshot_chapter(name: str) -> None:
+    """Copy chapter ``name``'s problems as the course made them. The student process does it
+    for the chapters the judge names before it runs the first of the learner's cells: the checks
+    then call these copies, so a cell that rebinds an attribute of a live problem (``p =
+    ag.problems.ch28.ring_allreduce; p.launch = fake``) changes nothing the checks call."""
+    import importlib
+    module = importlib.import_module(f"autograder.problems.{name}")
+    for problem in getattr(module, "PROBLEMS", ()):
+        _AT_START.setdefault(f"{name}.{problem.name}", copy.copy(problem))
 
 
 # ---- the harness (set up before learner code runs) -------------------------------------------------
@@ -543,6 +560,8 @@ def main() -> None:
         msg = json.loads(line)
         op = msg["op"]
         if op == "exec":
+            for path in msg.get("problems", ()):       # before the learner's cells run
+                snapshot_chapter(path.split(".", 1)[0])
             errors, sources = [], []
             for cell in msg["cells"]:
                 result = shell.run_cell(cell["source"], store_history=False)
