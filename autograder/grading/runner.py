@@ -91,7 +91,10 @@ def snapshot_chapter(name: str) -> None:
     import importlib
     module = importlib.import_module(f"autograder.problems.{name}")
     for problem in getattr(module, "PROBLEMS", ()):
-        _AT_START.setdefault(f"{name}.{problem.name}", copy.copy(problem))
+        path = f"{name}.{problem.name}"
+        if path not in _AT_START:
+            _AT_START[path] = copy.copy(problem)
+            _AT_START[path].path = path       # the copy is not the object the registry knows
 
 
 # ---- the harness (set up before learner code runs) -------------------------------------------------

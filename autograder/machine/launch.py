@@ -12,8 +12,7 @@ bound launches (:class:`BoundLaunches`) may be keyed by the arrays' pointers and
 freed and another made at the same address with the same shape has the same fields), or, for
 Numba's device arrays, whose fields never change, by their identity. In CPU mode, or where
 Numba's internals are not what this module expects, a bound launch is the ordinary launch
-(``.fast`` is False and
-``.why`` says why).
+(``.fast`` is False and ``.why`` says why).
 """
 
 from __future__ import annotations
