@@ -714,74 +714,12 @@ def _persistent_transpose(double_buffer: bool, band: int, gpu: bool):
     is overwritten."""
     tile_of = _tile_of()
     opts = {"launch_bounds": (TILE * BLOCK_ROWS, PERSIST_BLOCKS_PER_SM)} if gpu else {}
+    nbuf = 2 if double_buffer else 1
 
-    if double_buffer:
-        @cuda.jit(**opts)
-        def transpose_persistent_2buf(inp, out):
-            tiles = cuda.shared.array((2, TILE, TILE_PAD), float32)
-            tx, ty = int64(cuda.threadIdx.x), int64(cuda.threadIdx.y)
-            m, n = inp.shape
-            ntx = (n + TILE - 1) // TILE
-            nty = (m + TILE - 1) // TILE
-            total = ntx * nty
-            step = int64(cuda.gridDim.x)
-            t = int64(cuda.blockIdx.x)
-            bx, by = tile_of(t, ntx, nty, band)
-            col, row = bx * TILE + tx, by * TILE + ty
-            r0 = r1 = r2 = r3 = float32(0)
-            if col < n:
-                if row < m:
-                    r0 = inp[uint64(row), uint64(col)]
-                if row + 8 < m:
-                    r1 = inp[uint64(row + 8), uint64(col)]
-                if row + 16 < m:
-                    r2 = inp[uint64(row + 16), uint64(col)]
-                if row + 24 < m:
-                    r3 = inp[uint64(row + 24), uint64(col)]
-            buf = uint64(0)
-            while True:
-                tiles[buf, uint64(ty), uint64(tx)] = r0
-                tiles[buf, uint64(ty + 8), uint64(tx)] = r1
-                tiles[buf, uint64(ty + 16), uint64(tx)] = r2
-                tiles[buf, uint64(ty + 24), uint64(tx)] = r3
-                cuda.syncthreads()
-                ocol, orow = by * TILE + tx, bx * TILE + ty      # out's column and row
-                t += step
-                if t < total:                                    # the next tile's loads
-                    bx, by = tile_of(t, ntx, nty, band)
-                    col, row = bx * TILE + tx, by * TILE + ty
-                    if col < n:
-                        if row < m:
-                            r0 = inp[uint64(row), uint64(col)]
-                        if row + 8 < m:
-                            r1 = inp[uint64(row + 8), uint64(col)]
-                        if row + 16 < m:
-                            r2 = inp[uint64(row + 16), uint64(col)]
-                        if row + 24 < m:
-                            r3 = inp[uint64(row + 24), uint64(col)]
-                if ocol < m:                                     # the current tile's stores
-                    for j in range(0, TILE, BLOCK_ROWS):
-                        if orow + j < n:
-                            out[uint64(orow + j), uint64(ocol)] = \
-                                tiles[buf, uint64(tx), uint64(ty + j)]
-                if t >= total:
-                    break
-                buf ^= uint64(1)
-        return transpose_persistent_2buf
-
-    @cuda.jit(**opts)
-    def transpose_persistent_1buf(inp, out):
-        tile = cuda.shared.array((TILE, TILE_PAD), float32)
-        tx, ty = int64(cuda.threadIdx.x), int64(cuda.threadIdx.y)
-        m, n = inp.shape
-        ntx = (n + TILE - 1) // TILE
-        nty = (m + TILE - 1) // TILE
-        total = ntx * nty
-        step = int64(cuda.gridDim.x)
-        t = int64(cuda.blockIdx.x)
-        bx, by = tile_of(t, ntx, nty, band)
-        col, row = bx * TILE + tx, by * TILE + ty
-        r0 = r1 = r2 = r3 = float32(0)
+    @cuda.jit(device=True)
+    def load4(inp, row, col, m, n, r0, r1, r2, r3):
+        """A thread's 4 elements of a tile (rows row, row + 8, row + 16, row + 24 of column
+        col); those outside the array keep the values given (they are never stored)."""
         if col < n:
             if row < m:
                 r0 = inp[uint64(row), uint64(col)]
@@ -791,34 +729,45 @@ def _persistent_transpose(double_buffer: bool, band: int, gpu: bool):
                 r2 = inp[uint64(row + 16), uint64(col)]
             if row + 24 < m:
                 r3 = inp[uint64(row + 24), uint64(col)]
+        return r0, r1, r2, r3
+
+    @cuda.jit(**opts)
+    def transpose_persistent(inp, out):
+        tiles = cuda.shared.array((nbuf, TILE, TILE_PAD), float32)
+        tx, ty = int64(cuda.threadIdx.x), int64(cuda.threadIdx.y)
+        m, n = inp.shape
+        ntx = (n + TILE - 1) // TILE
+        nty = (m + TILE - 1) // TILE
+        total = ntx * nty
+        step = int64(cuda.gridDim.x)
+        t = int64(cuda.blockIdx.x)
+        bx, by = tile_of(t, ntx, nty, band)
+        zero = float32(0)
+        r0, r1, r2, r3 = load4(inp, by * TILE + ty, bx * TILE + tx, m, n, zero, zero, zero, zero)
+        buf = uint64(0)
         while True:
-            tile[uint64(ty), uint64(tx)] = r0
-            tile[uint64(ty + 8), uint64(tx)] = r1
-            tile[uint64(ty + 16), uint64(tx)] = r2
-            tile[uint64(ty + 24), uint64(tx)] = r3
+            tiles[buf, uint64(ty), uint64(tx)] = r0
+            tiles[buf, uint64(ty + 8), uint64(tx)] = r1
+            tiles[buf, uint64(ty + 16), uint64(tx)] = r2
+            tiles[buf, uint64(ty + 24), uint64(tx)] = r3
             cuda.syncthreads()
-            ocol, orow = by * TILE + tx, bx * TILE + ty
+            ocol, orow = by * TILE + tx, bx * TILE + ty          # out's column and row
             t += step
-            if t < total:                                        # in flight across the barrier
+            if t < total:                                        # the next tile's loads
                 bx, by = tile_of(t, ntx, nty, band)
-                col, row = bx * TILE + tx, by * TILE + ty
-                if col < n:
-                    if row < m:
-                        r0 = inp[uint64(row), uint64(col)]
-                    if row + 8 < m:
-                        r1 = inp[uint64(row + 8), uint64(col)]
-                    if row + 16 < m:
-                        r2 = inp[uint64(row + 16), uint64(col)]
-                    if row + 24 < m:
-                        r3 = inp[uint64(row + 24), uint64(col)]
-            if ocol < m:
+                r0, r1, r2, r3 = load4(inp, by * TILE + ty, bx * TILE + tx, m, n, r0, r1, r2, r3)
+            if ocol < m:                                         # the current tile's stores
                 for j in range(0, TILE, BLOCK_ROWS):
                     if orow + j < n:
-                        out[uint64(orow + j), uint64(ocol)] = tile[uint64(tx), uint64(ty + j)]
+                        out[uint64(orow + j), uint64(ocol)] = tiles[buf, uint64(tx),
+                                                                    uint64(ty + j)]
             if t >= total:
                 break
-            cuda.syncthreads()                                   # the tile is read: reuse it
-    return transpose_persistent_1buf
+            if nbuf == 2:
+                buf ^= uint64(1)        # the other tile was last read before this barrier
+            else:
+                cuda.syncthreads()      # the one tile is read: reuse it
+    return transpose_persistent
 
 
 def _persistent_variant(key: str, double_buffer: bool, band: int):
