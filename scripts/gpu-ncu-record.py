@@ -22,6 +22,8 @@ import sys
 import time
 from pathlib import Path
 
+import numpy as np
+
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
@@ -42,6 +44,10 @@ TARGETS = [
      "code)", "conv2d_unrolled"),
 ]
 
+# A variant named CUB is not a course kernel: CUB's own algorithm for the exercise, through
+# cuda.compute (autograder.tools.bench's CUB column), on the same inputs.
+CUB = "cub"
+
 # Issue 23's rows (`--set issue23`): the course's fastest kernel of each, profiled for what limits
 # it; written to one file (issue23_ncu.json) rather than the chapters' recordings.
 ISSUE23_TARGETS = [
@@ -60,7 +66,11 @@ ISSUE23_TARGETS = [
     ("ch03", "blur", "shared-memory tile 128 x 32 (+ halo), 256 threads, 16 rows per thread",
      "blur, shared-memory tile 128 × 32", "blur_shared_tile"),
     ("ch11", "scan_single_pass", None, "scan, packed-word reference", "scan_packed_reference"),
+    ("ch11", "scan_single_pass", "the reference with unsigned indices (no wraparound code for "
+     "negative indices)", "scan, packed words, unsigned indices", "scan_packed_reference"),
     ("ch12", "merge_tiled", None, "merge path, 256 × 11 (course reference)", "merge_path_tiles"),
+    ("ch11", "scan_single_pass", CUB, "scan, CUB's DeviceScan::InclusiveSum (cuda.compute)",
+     ".*DeviceScanKernel"),
 ]
 
 METRICS = [
@@ -82,6 +92,11 @@ METRICS = [
 ]
 
 
+# ncu's own sections behind ``--sections``: what limits a kernel, in the profiler's words.
+SECTIONS = ["SpeedOfLight", "MemoryWorkloadAnalysis", "WarpStateStats", "SchedulerStats",
+            "Occupancy", "LaunchStats"]
+
+
 def _problem(exercise: str, variant: str | None):
     from autograder.problems import ALL, bench_variants
     problem = ALL[exercise]
@@ -96,6 +111,19 @@ def target(exercise: str, variant: str | None) -> None:
     """Launch the kernel twice at the speed size (ncu profiles the second)."""
     from autograder.grading.judge import time_reference
     from autograder.grading.runner import speed_inputs
+    if variant == CUB:
+        from numba import cuda
+        from autograder.problems import ALL
+        from autograder.tools.bench import _CUB_OPS
+        problem = ALL[exercise]
+        masters = {k: cuda.to_device(v) for k, v in
+                   speed_inputs(problem, 12345, 0, problem.gpu_sizes.speed).items()
+                   if isinstance(v, np.ndarray)}
+        op = _CUB_OPS[exercise][1](masters)
+        for _ in range(2):
+            op(masters)
+        cuda.synchronize()
+        return
     problem = _problem(exercise, variant)
     size = problem.gpu_sizes.speed
     blocks, threads = problem.speed_shape(size)
@@ -108,6 +136,9 @@ def target(exercise: str, variant: str | None) -> None:
 def kernel_name(exercise, variant, name=None) -> tuple:
     """(the kernel's name for ncu's -k filter, the speed-test size). A reference that is not a
     kernel (a factory: no py_func) must have its kernel's name given in TARGETS."""
+    if variant == CUB:
+        from autograder.problems import ALL
+        return name, ALL[exercise].gpu_sizes.speed
     problem = _problem(exercise, variant)
     if name is None:
         kernel = problem.reference_kernel()
@@ -126,6 +157,25 @@ def report_name(device: str, chapter: str) -> str:
     return f"{slug}_{chapter}_ncu.json"
 
 
+def sections_report(out: Path, name: str, label: str, exercise: str, variant) -> None:
+    """ncu's own text report of :data:`SECTIONS` for one kernel (its second launch), saved as
+    ``<kernel>[_<variant>]_sections.txt``: the stall reasons and the profiler's rules, in its
+    words."""
+    sections = [a for sec in SECTIONS for a in ("--section", sec)]
+    cmd = ["ncu", *sections, "--print-details", "all", "--target-processes", "all",
+           "-k", f"regex:^{name}", "--launch-skip", "1", "--launch-count", "1",
+           sys.executable, __file__, "--target", exercise] + ([variant] if variant else [])
+    try:
+        p = subprocess.run(cmd, capture_output=True, text=True, timeout=240)
+        text = p.stdout + p.stderr[-2000:]
+    except subprocess.TimeoutExpired:
+        text = "ncu ran past 240 s"
+    stem = "".join(c for c in name if c.isalnum() or c == "_")
+    if variant and variant != CUB:          # two rows of one kernel (a reference and its variant)
+        stem += "_" + "".join(c if c.isalnum() else "_" for c in variant)[:40].strip("_")
+    (out / f"{stem}_sections.txt").write_text(f"{label}\n{' '.join(cmd)}\n\n{text}")
+
+
 def main() -> int:
     ap = argparse.ArgumentParser()
     ap.add_argument("--target", nargs="+")
@@ -133,6 +183,10 @@ def main() -> int:
     ap.add_argument("--only", nargs="*", help="only these exercises of the set")
     ap.add_argument("--set", choices=("chapters", "issue23"), default="chapters",
                     help="the chapters' recorded kernels, or issue 23's fastest kernel per row")
+    ap.add_argument("--sections", action="store_true",
+                    help="also save, per kernel, ncu's own report of the sections that say what "
+                         "limits it (speed of light, memory, warp stalls, scheduler, occupancy) "
+                         "as text: <kernel>[_<variant>]_sections.txt")
     args = ap.parse_args()
     from autograder.learner.profiler import METRICS as SHOWN
     missing = set(SHOWN) - set(METRICS)
@@ -167,18 +221,21 @@ def main() -> int:
               f"{time.monotonic() - t0:.0f} s (rc {p.returncode})", flush=True)
         if not metrics:
             print(p.stdout[-2000:], p.stderr[-2000:])
+        if args.sections:
+            sections_report(out, name, label, exercise, variant)
         reports.setdefault(chapter if args.set == "chapters" else "issue23", []).append({
             "exercise": exercise, "variant": variant, "label": label, "kernel": name,
             "size": size, "metrics": metrics})
-    for chapter, kernels in reports.items():
-        name = report_name(gpu, chapter) if args.set == "chapters" else "issue23_ncu.json"
-        (out / name).write_text(json.dumps({
-            "device": gpu, "ncu": version.splitlines()[-1] if version else "",
-            "numba_cuda": numba_cuda.__version__, "numpy": numpy.__version__,
-            "date": datetime.date.today().isoformat(),
-            "how": "scripts/gpu-ncu-record.py: ncu --metrics (the list in the script) on the "
-                   "second launch of the course kernel at the exercise's speed-test size",
-            "kernels": kernels}, indent=1))
+        # Written after every kernel, so a run cut short keeps what it measured.
+        for chapter_, kernels in reports.items():
+            name_ = report_name(gpu, chapter_) if args.set == "chapters" else "issue23_ncu.json"
+            (out / name_).write_text(json.dumps({
+                "device": gpu, "ncu": version.splitlines()[-1] if version else "",
+                "numba_cuda": numba_cuda.__version__, "numpy": numpy.__version__,
+                "date": datetime.date.today().isoformat(),
+                "how": "scripts/gpu-ncu-record.py: ncu --metrics (the list in the script) on the "
+                       "second launch of the course kernel at the exercise's speed-test size",
+                "kernels": kernels}, indent=1))
     return 0
 
 

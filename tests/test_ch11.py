@@ -480,6 +480,24 @@ def test_single_pass_correct_passes():
     _expect(ch11.scan_single_pass, _single_pass(), None, hidden=False)
 
 
+@pytest.mark.parametrize("unsigned", [True, False])
+@pytest.mark.parametrize("shape, threads", [((128, 32), 256), ((64, 16), 64), ((96, 16), 96)])
+def test_packed_scan_scans_with_either_index_type(shape, threads, unsigned):
+    # The reference (signed indices) and its unsigned bench row, at the speed shape (128 threads
+    # x 32) and at the checks' shapes (threads x 16; the block scan's warps need a multiple of
+    # 32), over full tiles (the padded tile stepped by a constant) and a partial last one.
+    from autograder.problems.ch11.references import PackedScan
+    scan = PackedScan(shape, unsigned=unsigned)
+    T, C = scan.shape(threads)
+    n = 2 * T * C + 37
+    x = np.random.default_rng(11).standard_normal(n).astype(np.float32)
+    y = cuda.to_device(np.full(n, np.nan, np.float32))
+    scan(cuda.to_device(x), y, threads)
+    ref = np.cumsum(x, dtype=np.float64)
+    got = y.copy_to_host()
+    assert np.all(np.abs(got - ref) <= gamma(n) * np.cumsum(np.abs(x), dtype=np.float64) + TINY32)
+
+
 SP_BUGS = {
     "no_look_back": (_single_pass("none"), ("scanned on its own", "keep looking back")),
     "own_total_as_prefix": (_single_pass("own_total_as_prefix"),

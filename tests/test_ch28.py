@@ -120,7 +120,7 @@ def test_a_wait_chain_around_the_ring_orders_transitively():
 
 # ---- simulated ranks ----------------------------------------------------------------------------
 
-@pytest.mark.skipif(not CPU, reason="CPU mode: ranks simulated on the simulator's one device")
+@pytest.mark.skipif(not CPU, reason="a CPU-mode test: simulated ranks on one device")
 def test_simulated_ranks_hold_their_own_buffers_and_copy_between_them():
     x = np.arange(12, dtype=np.float32).reshape(2, 6)
     group = ch28.Ranks(list(x))
@@ -203,7 +203,7 @@ def test_a_value_written_behind_the_recorders_back_fails_where_it_came_from():
     internals, no hooked access) reads only a NaN decoy, so its "sum" is none; and what it writes
     into a rank's memory is found at the next operation of the ranks."""
     if not CPU:
-        pytest.skip("CPU mode: the simulator's internals")
+        pytest.skip("a CPU-mode test: the simulator's internals")
 
     add_into = _entry("ok_notebook_ring")["add_into"]
 
@@ -230,7 +230,7 @@ def test_a_checked_call_leaves_no_way_around_the_ranks():
     refused, ranks.gather() refuses, a write behind the ranks' back is found at the next
     operation; outside a check the same kernel runs as written."""
     if not CPU:
-        pytest.skip("CPU mode: the decoy")
+        pytest.skip("a CPU-mode test: the decoy")
     from numba import cuda as numba_cuda
     x = np.arange(12, dtype=np.float32).reshape(2, 6)
     group, audit = ranks_module.open_ranks(list(x))
@@ -296,7 +296,7 @@ def test_nccl_is_loaded_with_nvls_off(monkeypatch):
     assert os.environ["NCCL_NVLS_ENABLE"] == "0"
 
 
-@pytest.mark.skipif(not CPU, reason="CPU mode: the overlap cell's timing needs a GPU")
+@pytest.mark.skipif(not CPU, reason="a CPU-mode test: the overlap cell's timing needs a GPU")
 def test_the_overlap_step_is_right_both_ways_and_its_timing_needs_a_gpu():
     for overlap in (False, True):
         row = ch28.overlap_step(ch28.reference_ring_allreduce, ranks=2, layers=2, n=40, work=3,

@@ -1,4 +1,5 @@
-"""``aag bench``: the course's reference kernels against the copy ceiling, CuPy and the CPU.
+"""``aag bench``: the course's reference kernels against the copy ceiling, the vendors' libraries
+(CuPy; PyTorch and CUB through ``cuda.compute`` where installed) and the CPU.
 
 ``aag calibrate``: the same measurements turned into speed bars for this grading machine.
 
@@ -130,7 +131,7 @@ def bench_problem(problem, repeats: int = 20, seed: int = 0, cpu: bool = True,
         row.setdefault("variants", {})[label] = time_reference(variant, host, plan, size, blocks,
                                                                 threads)
     torch_op = _TORCH_OPS.get(problem.name)
-    if problem.vendor is not None or torch_op is not None:
+    if problem.vendor is not None or torch_op is not None or problem.name in _CUB_OPS:
         # The libraries' rows read the same inputs, copied to the device once for both.
         harness = Harness()
         harness.speed_setup_from_host(problem, host, 1, size)
@@ -156,6 +157,16 @@ def bench_problem(problem, repeats: int = 20, seed: int = 0, cpu: bool = True,
                     row["torch_ms"], row["torch_label"] = v.median_ms, label
                 except Exception as why:          # PyTorch is not a course dependency
                     row["torch_skipped"] = f"{type(why).__name__}: {why}"[:200]
+            cub_op = _CUB_OPS.get(problem.name)
+            if cub_op is not None:
+                try:
+                    label, make = cub_op
+                    op = make(harness.masters[0])
+                    v = timing.time_gpu(label, lambda i: op(harness.masters[i % 3]), pool=3,
+                                        repeats=repeats)
+                    row["cub_ms"], row["cub_label"] = v.median_ms, label
+                except Exception as why:          # cuda-cccl is a yardstick, not a dependency
+                    row["cub_skipped"] = f"{type(why).__name__}: {why}"[:300]
         finally:
             harness.release()
     row["cpu"] = {b.label: b.median_ms for b in speed.cpu_baselines(problem, size)} if cpu else {}
@@ -211,19 +222,20 @@ def _call_times(fn, repeats: int) -> dict:
             "end_to_end_us": float(np.median(e2e))}
 
 
-def _launch_profile(kernel, args, launches: int = 500) -> str:
-    """Where Numba's launch spends its time: cProfile of ``launches`` launches, top functions."""
+def _host_profile(fn, calls: int = 500) -> str:
+    """Where Python's time per call of ``fn`` goes: cProfile of ``calls`` calls, top functions
+    by their own time (the GPU kept busy meanwhile, so no call waits for it)."""
     import cProfile
     import io
     import pstats
     from numba import cuda
-    configured = kernel[1, 32]
-    configured(*args)
+    fn()
     cuda.synchronize()
     profile = cProfile.Profile()
+    timing.hold_gpu(50.0)
     profile.enable()
-    for _ in range(launches):
-        configured(*args)
+    for _ in range(calls):
+        fn()
     profile.disable()
     cuda.synchronize()
     text = io.StringIO()
@@ -299,13 +311,26 @@ def bench_calls(sizes=CALL_SIZES, repeats: int = 40) -> dict:
             add("scan", n, "torch.cumsum (CUB)", lambda: torch.cumsum(tx, 0, out=ty))
             add("histogram", n, "torch.bincount(minlength=256)",
                 lambda: torch.bincount(td, minlength=256))
+        masters = {"x": x, "data": data}
+        for op_name, problem in (("sum", "reduce_sum"), ("scan", "scan_single_pass"),
+                                 ("histogram", "histogram_private")):
+            label, make = _CUB_OPS[problem]
+            try:
+                cub = make(masters)
+            except Exception as exc:   # cuda-cccl missing or refused: the row says why
+                rows.append({"op": op_name, "n": n, "label": label, "error": repr(exc)[:300]})
+                continue
+            add(op_name, n, label, lambda cub=cub: cub(masters))
         if cp is not None:
             cx, cy, cout, cd = (cp.asarray(v) for v in (x, y, out, data))
             add("sum", n, "cupy.sum", lambda: cp.sum(cx, out=cout.reshape(())))
             add("scan", n, "cupy.cumsum", lambda: cp.cumsum(cx, out=cy))
             add("histogram", n, "cupy.bincount", lambda: cp.bincount(cd, minlength=256))
+    profiles = {"empty kernel, Numba, configured once": _host_profile(lambda: configured(a, b))}
+    profiles["sum_on_device"] = _host_profile(lambda: sum_on_device(x, out))
+    profiles["scan_on_device"] = _host_profile(lambda: scan_on_device(x, y))
     return {"rows": rows, "bound_fast": bound_empty.fast, "bound_why": bound_empty.why,
-            "profile": _launch_profile(empty, (a, b))}
+            "profiles": profiles}
 
 
 def _calls_table(result: dict) -> str:
@@ -359,14 +384,102 @@ def _torch_ops() -> dict:
 _TORCH_OPS = _torch_ops()
 
 
+class CubCall:
+    """One CUB algorithm built once through ``cuda.compute`` (the ``cuda-cccl`` package: CUB from
+    Python), its temporary storage allocated once: each call runs the device algorithm alone, as
+    ``torch.cumsum`` runs it behind PyTorch. ``make`` is a ``cuda.compute.make_*`` function,
+    ``build`` its keyword arguments, ``call`` the keyword arguments of every call (arrays
+    included). Not a course dependency: importing ``cuda.compute`` fails where it is missing,
+    and ``aag bench`` records why."""
+
+    def __init__(self, make, build: dict, call: dict):
+        from numba import cuda
+        self.algorithm = make(**build)
+        self.call = call
+        size = int(self.algorithm(temp_storage=None, **call))
+        self.temp = cuda.device_array(max(size, 1), np.uint8)
+
+    def __call__(self, **arrays):
+        self.algorithm(temp_storage=self.temp, **{**self.call, **arrays})
+
+
+def _answer_in(op, out):
+    op.out = out          # where the answer lands (tests/test_bench.py checks it against NumPy)
+    return op
+
+
+def _cub_ops() -> dict:
+    """CUB's own algorithm for an exercise, through ``cuda.compute``: the CUB column of
+    ``aag bench``. Each entry: (label, make), ``make(masters)`` returns ``op(masters)``, which
+    reads the inputs of the speed test (the same arrays the other columns read) and leaves its
+    answer in ``op.out``."""
+    def sum_(m):
+        import cuda.compute as cc
+        from numba import cuda
+        out = cuda.device_array(1, np.float32)
+        init = np.zeros(1, np.float32)
+        cub = CubCall(cc.make_reduce_into, dict(d_in=m["x"], d_out=out, op=cc.OpKind.PLUS,
+                                                h_init=init),
+                      dict(d_in=m["x"], d_out=out, op=cc.OpKind.PLUS, h_init=init,
+                           num_items=m["x"].size))
+        return _answer_in(lambda m: cub(d_in=m["x"]), out)
+
+    def scan(m):
+        import cuda.compute as cc
+        from numba import cuda
+        out = cuda.device_array(m["x"].size, np.float32)
+        cub = CubCall(cc.make_inclusive_scan, dict(d_in=m["x"], d_out=out, op=cc.OpKind.PLUS),
+                      dict(d_in=m["x"], d_out=out, op=cc.OpKind.PLUS, init_value=None,
+                           num_items=m["x"].size))
+        return _answer_in(lambda m: cub(d_in=m["x"]), out)
+
+    def histogram(m):
+        import cuda.compute as cc
+        from numba import cuda
+        hist = cuda.device_array(256, np.int32)
+        levels = dict(h_num_output_levels=np.array([257], np.int32),
+                      h_lower_level=np.array([0], np.int32),
+                      h_upper_level=np.array([256], np.int32))
+        arrays = dict(d_samples=m["data"], d_histogram=hist)
+        cub = CubCall(cc.make_histogram_even, {**arrays, **levels, "num_samples": m["data"].size},
+                      {**arrays, **levels, "num_samples": m["data"].size})
+        return _answer_in(lambda m: cub(d_samples=m["data"]), hist)
+
+    def sort_concat(m):
+        import cuda.compute as cc
+        from numba import cuda
+        na, nb = m["A"].size, m["B"].size
+        keys = cuda.device_array(na + nb, np.float32)
+        out = cuda.device_array(na + nb, np.float32)
+        arrays = dict(d_in_keys=keys, d_out_keys=out, d_in_values=None, d_out_values=None)
+        cub = CubCall(cc.make_radix_sort, {**arrays, "order": cc.SortOrder.ASCENDING},
+                      {**arrays, "num_items": na + nb})
+
+        def op(m):
+            keys[:na].copy_to_device(m["A"])
+            keys[na:].copy_to_device(m["B"])
+            cub()
+        return _answer_in(op, out)
+
+    return {"reduce_sum": ("CUB DeviceReduce::Sum (cuda.compute)", sum_),
+            "scan_single_pass": ("CUB DeviceScan::InclusiveSum (cuda.compute)", scan),
+            "scan_hierarchical": ("CUB DeviceScan::InclusiveSum (cuda.compute)", scan),
+            "histogram_private": ("CUB DeviceHistogram::HistogramEven (cuda.compute)", histogram),
+            "merge_tiled": ("CUB radix sort of A‖B, with the copies that join them (cuda.compute)",
+                            sort_concat)}
+
+
+_CUB_OPS = _cub_ops()
+
+
 def _problem_rows_table(rows: list[dict], peak_flops: float) -> str:
     """One line per reference kernel (and per bench variant): time, GB/s and the fraction of a
     copy of the same bytes, GFLOP/s and the fraction of the FP32 peak (where the work is
     arithmetic), the vendor library, the speedup over each CPU baseline."""
     lines = ["| exercise | kernel | size | time (ms) | GB/s | of copy | GFLOP/s | of FP32 peak "
              "| vendor (ms) | vendor time / ours | PyTorch (ms) | PyTorch time / ours "
-             "| speedup over CPU |",
-             "|---|---|---|---|---|---|---|---|---|---|---|---|---|"]
+             "| CUB (ms) | CUB time / ours | speedup over CPU |",
+             "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|"]
     for r in rows:
         size = (" × ".join(map(str, r["size"])) if isinstance(r["size"], (list, tuple))
                 else f"{r['size']:,}")
@@ -381,10 +494,14 @@ def _problem_rows_table(rows: list[dict], peak_flops: float) -> str:
             torch_ms = (f"{r['torch_ms']:.3f} ({r['torch_label']})" if "torch_ms" in r and i == 0
                         else "–")
             torch_ratio = f"{r['torch_ms'] / ms:.0%}" if "torch_ms" in r else "–"
+            cub = (f"{r['cub_ms']:.3f} ({r['cub_label']})" if "cub_ms" in r and i == 0
+                   else "–")
+            cub_ratio = f"{r['cub_ms'] / ms:.0%}" if "cub_ms" in r else "–"
             cpu = "; ".join(f"{c_ms / ms:,.0f}× {name}" for name, c_ms in r["cpu"].items())
             lines.append(f"| {r['problem'] if i == 0 else ''} | {label} | {size} | {ms:.3f} | "
                          f"{r['bytes'] / ms / 1e6:,.0f} | {r['copy_ms'] / ms:.0%} | {gflops} | "
-                         f"{of_peak} | {vendor} | {ratio} | {torch_ms} | {torch_ratio} | {cpu} |")
+                         f"{of_peak} | {vendor} | {ratio} | {torch_ms} | {torch_ratio} | {cub} | "
+                         f"{cub_ratio} | {cpu} |")
     return "\n".join(lines)
 
 
@@ -423,7 +540,8 @@ def main(argv=None) -> int:
                         help="skip the CPU baselines (a quicker run of the GPU rows)")
     parser.add_argument("--calls", action="store_true",
                         help="also time the course's sum, scan and histogram called from Python "
-                             "(device, host and end-to-end time per call, beside PyTorch and CuPy)")
+                             "(device, host and end-to-end time per call, beside PyTorch, CUB "
+                             "and CuPy)")
     parser.add_argument("--variants", metavar="REGEX",
                         help="time only the bench variants whose label matches (default: all; "
                              "each is checked on its exercise's visible cases first, which takes "
@@ -482,7 +600,8 @@ def main(argv=None) -> int:
         tables.append("Calling the course's kernels from Python (µs per call):\n\n" +
                       _calls_table(calls))
         print(tables[-1])
-        print(calls["profile"])
+        for label, text in calls["profiles"].items():
+            print(f"Python's time in {label}, by function (cProfile):\n{text}")
         payload["calls"] = calls
     if args.out:
         os.makedirs(args.out, exist_ok=True)
