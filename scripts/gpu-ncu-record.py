@@ -161,9 +161,9 @@ def sections_report(out: Path, name: str, label: str, exercise: str, variant) ->
     """ncu's own text report of :data:`SECTIONS` for one kernel (its second launch), saved as
     ``<kernel>[_<variant>]_sections.txt``: the stall reasons and the profiler's rules, in its
     words."""
+    from autograder.learner.profiler import ncu_second_launch
     sections = [a for sec in SECTIONS for a in ("--section", sec)]
-    cmd = ["ncu", *sections, "--print-details", "all", "--target-processes", "all",
-           "-k", f"regex:^{name}", "--launch-skip", "1", "--launch-count", "1",
+    cmd = ["ncu", *sections, "--print-details", "all", *ncu_second_launch(name),
            sys.executable, __file__, "--target", exercise] + ([variant] if variant else [])
     try:
         p = subprocess.run(cmd, capture_output=True, text=True, timeout=240)

@@ -346,12 +346,18 @@ def why_not() -> str | None:
     return None
 
 
-def ncu_options(kernel: str, metrics=METRICS) -> list[str]:
-    """ncu's options that read ``metrics`` of the second launch of ``kernel`` (the first compiles)
-    in whatever process the program after them starts, as CSV in base units."""
-    return ["--csv", "--print-units", "base", "--target-processes", "all",
-            "--metrics", ",".join(metrics), "-k", f"regex:^{kernel}",
+def ncu_second_launch(kernel: str) -> list[str]:
+    """ncu's options that profile only the second launch of ``kernel`` (the first compiles), in
+    whatever process the program after them starts."""
+    return ["--target-processes", "all", "-k", f"regex:^{kernel}",
             "--launch-skip", "1", "--launch-count", "1"]
+
+
+def ncu_options(kernel: str, metrics=METRICS) -> list[str]:
+    """ncu's options that read ``metrics`` of the second launch of ``kernel``, as CSV in base
+    units."""
+    return ["--csv", "--print-units", "base", "--metrics", ",".join(metrics),
+            *ncu_second_launch(kernel)]
 
 
 def ncu_command(ncu: str, kernel: str, folder, metrics=METRICS) -> list[str]:

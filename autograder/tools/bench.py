@@ -417,20 +417,17 @@ def _cub_ops() -> dict:
         import cuda.compute as cc
         from numba import cuda
         out = cuda.device_array(1, np.float32)
-        init = np.zeros(1, np.float32)
-        cub = CubCall(cc.make_reduce_into, dict(d_in=m["x"], d_out=out, op=cc.OpKind.PLUS,
-                                                h_init=init),
-                      dict(d_in=m["x"], d_out=out, op=cc.OpKind.PLUS, h_init=init,
-                           num_items=m["x"].size))
+        args = dict(d_in=m["x"], d_out=out, op=cc.OpKind.PLUS, h_init=np.zeros(1, np.float32))
+        cub = CubCall(cc.make_reduce_into, args, {**args, "num_items": m["x"].size})
         return _answer_in(lambda m: cub(d_in=m["x"]), out)
 
     def scan(m):
         import cuda.compute as cc
         from numba import cuda
         out = cuda.device_array(m["x"].size, np.float32)
-        cub = CubCall(cc.make_inclusive_scan, dict(d_in=m["x"], d_out=out, op=cc.OpKind.PLUS),
-                      dict(d_in=m["x"], d_out=out, op=cc.OpKind.PLUS, init_value=None,
-                           num_items=m["x"].size))
+        args = dict(d_in=m["x"], d_out=out, op=cc.OpKind.PLUS)
+        cub = CubCall(cc.make_inclusive_scan, args,
+                      {**args, "init_value": None, "num_items": m["x"].size})
         return _answer_in(lambda m: cub(d_in=m["x"]), out)
 
     def histogram(m):
@@ -440,9 +437,8 @@ def _cub_ops() -> dict:
         levels = dict(h_num_output_levels=np.array([257], np.int32),
                       h_lower_level=np.array([0], np.int32),
                       h_upper_level=np.array([256], np.int32))
-        arrays = dict(d_samples=m["data"], d_histogram=hist)
-        cub = CubCall(cc.make_histogram_even, {**arrays, **levels, "num_samples": m["data"].size},
-                      {**arrays, **levels, "num_samples": m["data"].size})
+        args = dict(d_samples=m["data"], d_histogram=hist, num_samples=m["data"].size, **levels)
+        cub = CubCall(cc.make_histogram_even, args, args)
         return _answer_in(lambda m: cub(d_samples=m["data"]), hist)
 
     def sort_concat(m):

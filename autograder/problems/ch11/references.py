@@ -375,15 +375,15 @@ def _packed_kernel(T: int, C: int, unsigned: bool = False):
     (base 0); :class:`PackedScan`'s own counter is never reset, and ``base`` is the tickets taken
     before this launch. ``unsigned`` (a bench row): global indices are cast to uint64 and shared
     ones to uint32, so that Numba emits no wraparound for a negative index (a compare and a
-    select per access) and the shared tile's addresses are 32-bit arithmetic; where T is a
-    multiple of 32, the coalesced loops step through the padded tile by a constant. On the H200
+    select per access) and the shared tile's addresses are 32-bit arithmetic; the coalesced loops
+    step through the padded tile by a constant (T is a multiple of 32, as the block scan's warps
+    need at any index type). On the H200
     it ran 1.25 times faster than the signed reference (0.628 against 0.786 ms at 2^28 elements),
     whose integer pipe the profiler found 90% busy (docs/benchmarks.md, "Issue 23, third run")."""
     block_scan = _block_scan("shuffle")
     ix = uint64 if unsigned else int64
     sx = uint32 if unsigned else int64
-    STEP = T + T // 32                      # with T a multiple of 32, k·T + t padded is
-    stepped = unsigned and T % 32 == 0      # k·STEP + t + t/32
+    STEP = T + T // 32          # k·T + t, padded, is k·STEP + t + t/32 (T % 32 == 0)
     TILE = T * C
     WORDS = TILE + TILE // 32
 
@@ -407,7 +407,7 @@ def _packed_kernel(T: int, C: int, unsigned: bool = False):
         start = b * TILE
         n = x.size
         if start + TILE <= n:
-            if stepped:
+            if unsigned:
                 tp = sx(t + (t >> 5))
                 for k in range(C):
                     tile[sx(k * STEP + tp)] = x[ix(start + k * T + t)]
@@ -473,7 +473,7 @@ def _packed_kernel(T: int, C: int, unsigned: bool = False):
             tile[j + (j >> sx(5))] = vals[k] + before
         cuda.syncthreads()
         if start + TILE <= n:
-            if stepped:
+            if unsigned:
                 tp = sx(t + (t >> 5))
                 for k in range(C):
                     y[ix(start + k * T + t)] = tile[sx(k * STEP + tp)]
