@@ -291,7 +291,8 @@ def test_course_kernels_pass_and_one_element_per_thread_fails():
 
 @pytest.mark.skipif(not CPU, reason="CPU mode's answers")
 def test_gpu_cells_say_they_need_a_gpu_and_cpu_mode_draws_the_recorded_runs():
-    for fn in (ch22.measure, ch22.timeline, ch22.launch_overhead, ch22.measure_pipeline):
+    for fn in (ch22.measure, ch22.timeline, ch22.launch_overhead, ch22.measure_pipeline,
+               ch22.call_costs):
         with pytest.raises(ag.timing.NeedsGPU):
             fn()
     import matplotlib
@@ -303,6 +304,71 @@ def test_gpu_cells_say_they_need_a_gpu_and_cpu_mode_draws_the_recorded_runs():
     assert ch22.chart()["name"] == ch22.CHART
     rows = [{"label": "a", "ms": 1.0, "gbps": 1.0, "right": True, "group": "ilp"}]
     assert ch22.chart(rows)["rows"] == [{"label": "a", "ms": 1.0, "right": True}]
+
+
+def _call_row(op, n, label, device, e2e):
+    return {"op": op, "n": n, "label": label, "device_us": device, "host_us": e2e - device,
+            "end_to_end_us": e2e}
+
+
+def test_call_bars_keep_one_size_the_two_launch_floors_and_no_failed_or_cupy_row():
+    rows = [_call_row("launch", 0, "empty kernel, Numba: k[1, 32](a, b)", 3, 60),
+            _call_row("launch", 0, "empty kernel, Numba, configured once: kc(a, b)", 3, 58),
+            _call_row("launch", 0, "empty kernel, bound launch (one cuLaunchKernel)", 3, 15),
+            _call_row("sum", 8, "exercise launch (zero kernel + reference)", 5, 100),
+            _call_row("sum", 8, "course helper sum_on_device (memset + bound launch)", 5, 40),
+            _call_row("sum", 16, "course helper sum_on_device (memset + bound launch)", 9, 44),
+            _call_row("sum", 8, "torch.sum (CUB)", 5, 30),
+            _call_row("sum", 8, "cupy.sum", 5, 35),
+            {"op": "scan", "n": 8, "label": "CUB DeviceScan::InclusiveSum (cuda.compute)",
+             "error": "ImportError('cuda.compute')"}]
+    bars = ch22.call_bars(rows, 8)
+    assert [(b["op"], b["kind"], b["end_to_end_us"]) for b in bars] == [
+        ("launch", "launch", 60), ("launch", "launch", 15), ("sum", "exercise launch", 100),
+        ("sum", "course helper", 40), ("sum", "PyTorch", 30)]
+    assert [b["end_to_end_us"] for b in ch22.call_bars(rows, 16)][2:] == [44]
+    table = ch22.calls_table(rows)
+    assert "ImportError" in table and "| sum | 16 | course helper" in table
+
+
+def test_the_recorded_calls_are_drawn_and_the_text_quotes_them():
+    import matplotlib
+    matplotlib.use("Agg")
+    kept = ch22.show_calls()                       # the course's H200 run, shipped
+    assert "H200" in kept["device"] and kept["versions"]["numba-cuda"]
+    for n in ch22.CALL_SIZES:
+        bars = ch22.call_bars(kept["rows"], n)
+        for op in ("sum", "scan", "histogram"):
+            assert {b["kind"] for b in bars if b["op"] == op} == {
+                "exercise launch", "course helper", "PyTorch", "CUB"}
+    e2e = {(r["op"], r["n"], ch22.call_kind(r["label"])): r["end_to_end_us"]
+           for r in kept["rows"] if "error" not in r}
+    big, small = 1 << 24, 1 << 18
+    from pathlib import Path
+    text = (Path(__file__).parents[1] / "source" / "ch22_advanced_practices"
+            / "ch22_advanced_practices.py").read_text()
+    quoted = {"the sum helper takes {:.0f} µs": e2e["sum", big, "course helper"],
+              "(the exercise launch {:.0f}, `torch.sum`": e2e["sum", big, "exercise launch"],
+              "`torch.sum` {:.0f})": e2e["sum", big, "PyTorch"],
+              "the scan helper {:.0f} µs": e2e["scan", big, "course helper"],
+              "(the exercise launch {:.0f}, `torch.cumsum`": e2e["scan", big, "exercise launch"],
+              "`torch.cumsum` {:.0f})": e2e["scan", big, "PyTorch"],
+              "{:.0f} µs at 2^24 against": e2e["histogram", big, "PyTorch"],
+              "against {:.0f} for the course's histogram": e2e["histogram", big, "course helper"],
+              "takes {:.0f} µs for": e2e["scan", small, "exercise launch"]}
+    for pattern, value in quoted.items():
+        assert pattern.format(value) in " ".join(text.replace("#", " ").split()), pattern
+    helper = e2e["scan", big, "course helper"] / e2e["scan", big, "PyTorch"]
+    assert round(helper, 1) == 1.2 and "1.2 times PyTorch" in text
+
+
+@pytest.mark.skipif(CPU, reason="times calls on a GPU")
+def test_call_costs_times_every_course_call_on_a_gpu():
+    rows = ch22.call_costs(sizes=(1 << 16,), repeats=3)["rows"]
+    course = [r for r in rows if ch22.call_kind(r["label"]) in ("launch", "exercise launch",
+                                                                  "course helper")]
+    assert len(course) == 9 and all("error" not in r for r in course), course
+    assert all(r["device_us"] > 0 and r["host_us"] > 0 and r["end_to_end_us"] > 0 for r in course)
 
 
 def test_cpu_mode_table_names_every_call_the_chapter_uses(capsys):

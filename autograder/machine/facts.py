@@ -13,7 +13,7 @@ def versions() -> dict:
     """The versions of Python and the packages the numbers depend on."""
     out = {"python": platform.python_version()}
     for name in ("numpy", "numba", "numba-cuda", "llvmlite", "cupy-cuda13x", "cupy-cuda12x", "torch",
-                 "cuda-core"):
+                 "cuda-core", "cuda-cccl"):
         try:
             out[name] = metadata.version(name)
         except metadata.PackageNotFoundError:

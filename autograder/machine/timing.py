@@ -146,6 +146,51 @@ def time_gpu(label: str, launch: Callable[[int], None], pool: int = 1, warmup: i
     return _summarize(label, times, nbytes, flops)
 
 
+def time_call(fn: Callable[[], Any], repeats: int = 40) -> dict:
+    """Three figures for one call of ``fn`` (which queues GPU work and returns), medians of
+    ``repeats``, in microseconds:
+
+    - ``device_us``: the GPU's time, the GPU held busy while Python queues the call (as the speed
+      tests time kernels);
+    - ``host_us``: Python's time per call, calls queued back to back behind a held GPU (so no call
+      waits for the GPU): the launch overhead. A call that waits for the GPU (reads a value back)
+      waits here for the hold too, and shows it;
+    - ``end_to_end_us``: from a CUDA event recorded on an idle GPU just before the call to one
+      recorded just after it, waited for: what a caller who needs the result sees."""
+    require_gpu("Timing calls")
+    from numba import cuda
+    for _ in range(3):
+        fn()
+    cuda.synchronize()
+    start, end = cuda.event(), cuda.event()
+    device, e2e = [], []
+    for _ in range(repeats):
+        hold_gpu(5.0)
+        start.record()
+        fn()
+        end.record()
+        end.synchronize()
+        device.append(cuda.event_elapsed_time(start, end) * 1e3)
+    batch = 20
+    host = []
+    for _ in range(max(3, repeats // batch)):
+        hold_gpu(40.0)
+        t0 = time.perf_counter()
+        for _ in range(batch):
+            fn()
+        host.append((time.perf_counter() - t0) / batch * 1e6)
+        cuda.synchronize()
+    for _ in range(repeats):
+        cuda.synchronize()
+        start.record()
+        fn()
+        end.record()
+        end.synchronize()
+        e2e.append(cuda.event_elapsed_time(start, end) * 1e3)
+    return {"device_us": float(np.median(device)), "host_us": float(np.median(host)),
+            "end_to_end_us": float(np.median(e2e))}
+
+
 def copy_ceiling(nbytes_moved: int, repeats: int = 20) -> Stats:
     """The device's practical bandwidth for these bytes: the best of a driver copy
     (cudaMemcpy device to device), a plain Numba copy kernel and CuPy's copy where CuPy is

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import argparse
 import copy
+import functools
 import json
 import os
 import sys
@@ -178,50 +179,6 @@ def bench_problem(problem, repeats: int = 20, seed: int = 0, cpu: bool = True,
 CALL_SIZES = (1 << 18, 1 << 20, 1 << 24)
 
 
-def _call_times(fn, repeats: int) -> dict:
-    """Three figures for one call of ``fn`` (which queues GPU work and returns):
-
-    - ``device_us``: the GPU's time, the GPU held busy while Python queues the call (as the speed
-      tests time kernels);
-    - ``host_us``: Python's time per call, calls queued back to back behind a held GPU (so no call
-      waits for the GPU): the launch overhead;
-    - ``end_to_end_us``: from a CUDA event recorded on an idle GPU just before the call to one
-      recorded just after it, waited for: what a caller who needs the result sees.
-    Medians of ``repeats``."""
-    import time
-    from numba import cuda
-    for _ in range(3):
-        fn()
-    cuda.synchronize()
-    start, end = cuda.event(), cuda.event()
-    device, e2e = [], []
-    for _ in range(repeats):
-        timing.hold_gpu(5.0)
-        start.record()
-        fn()
-        end.record()
-        end.synchronize()
-        device.append(cuda.event_elapsed_time(start, end) * 1e3)
-    batch = 20
-    host = []
-    for _ in range(max(3, repeats // batch)):
-        timing.hold_gpu(40.0)
-        t0 = time.perf_counter()
-        for _ in range(batch):
-            fn()
-        host.append((time.perf_counter() - t0) / batch * 1e6)
-        cuda.synchronize()
-    for _ in range(repeats):
-        cuda.synchronize()
-        start.record()
-        fn()
-        end.record()
-        end.synchronize()
-        e2e.append(cuda.event_elapsed_time(start, end) * 1e3)
-    return {"device_us": float(np.median(device)), "host_us": float(np.median(host)),
-            "end_to_end_us": float(np.median(e2e))}
-
-
 def _host_profile(fn, calls: int = 500) -> str:
     """Where Python's time per call of ``fn`` goes: cProfile of ``calls`` calls, top functions
     by their own time (the GPU kept busy meanwhile, so no call waits for it)."""
@@ -244,105 +201,41 @@ def _host_profile(fn, calls: int = 500) -> str:
 
 
 def bench_calls(sizes=CALL_SIZES, repeats: int = 40) -> dict:
-    """The course's sum, scan and histogram called from Python: the exercise's launch (as the
-    checks launch the reference), the helper for code outside the exercises (one launch bound
-    once, :mod:`autograder.machine.launch`), PyTorch and CuPy where present; and one empty
-    kernel launched by Numba and by a bound launch, the floor under every row."""
+    """Chapter 22's table of calls from Python (:func:`autograder.problems.ch22.call_costs`:
+    the exercises' launches, the course's helpers, PyTorch and CuPy, an empty kernel), with CUB's
+    own algorithms (``cuda.compute``) beside them, and where Python's time per call goes
+    (cProfile) for an empty launch and the sum and scan helpers."""
     from numba import cuda
-    from autograder.machine.launch import BoundLaunch
-    from autograder.problems import ch09, ch10, ch11
-    from autograder.problems.ch09.references import histogram_on_device, reference_private
-    from autograder.problems.ch10.references import reference_sum, sum_on_device
-    from autograder.problems.ch10.specs import run_sum
-    from autograder.problems.ch11.references import reference_single_pass, scan_on_device
-    try:
-        import torch
-    except Exception:              # not a course dependency: the GPU machine's image has it
-        torch = None
-    try:
-        import cupy as cp
-    except Exception:
-        cp = None
+    from autograder.problems.ch10.references import sum_on_device
+    from autograder.problems.ch11.references import scan_on_device
+    from autograder.problems.ch22 import call_costs
+
+    def cub_rows(n, arrays):
+        # each built when its row is timed (storage sized for these arrays); a library that
+        # fails to build becomes the row's error
+        return [(op, label, lambda make=make: functools.partial(make(arrays), arrays))
+                for op, (label, make) in (("sum", _CUB_OPS["reduce_sum"]),
+                                          ("scan", _CUB_OPS["scan_single_pass"]),
+                                          ("histogram", _CUB_OPS["histogram_private"]))]
+
+    result = call_costs(sizes, repeats, more=cub_rows)
 
     @cuda.jit
     def empty(a, b):
         pass
 
     a = cuda.device_array(32, np.float32)
-    b = cuda.device_array(32, np.float32)
-    rows = []
-
-    def add(op, n, label, fn):
-        try:
-            rows.append({"op": op, "n": n, "label": label, **_call_times(fn, repeats)})
-        except Exception as exc:   # one failing library must not hide the other rows
-            rows.append({"op": op, "n": n, "label": label, "error": repr(exc)[:300]})
-
     configured = empty[1, 32]
-    add("launch", 0, "empty kernel, Numba: k[1, 32](a, b)", lambda: empty[1, 32](a, b))
-    add("launch", 0, "empty kernel, Numba, configured once: kc(a, b)", lambda: configured(a, b))
-    bound_empty = BoundLaunch(empty, 1, 32, a, b)
-    add("launch", 0, "empty kernel, bound launch (one cuLaunchKernel)", bound_empty)
-    rng = np.random.default_rng(23)
-    for n in sizes:
-        x = cuda.to_device(rng.uniform(-1, 1, n).astype(np.float32))
-        out = cuda.device_array(1, np.float32)
-        y = cuda.device_array(n, np.float32)
-        data = cuda.to_device(rng.integers(0, 256, n).astype(np.uint8))
-        hist = cuda.device_array(256, np.uint32)
-        sum_shape = ch10.speed_shape(n)
-        hist_shape = ch09.speed_shape(n)
-        add("sum", n, "exercise launch (zero kernel + reference)",
-            lambda: run_sum(reference_sum(), x, out, *sum_shape))
-        add("sum", n, "course helper sum_on_device (memset + bound launch)",
-            lambda: sum_on_device(x, out))
-        add("scan", n, "exercise launch (4 fills + reference)",
-            lambda: ch11.single_pass_scan(reference_single_pass(), x, y, ch11.SPEED_THREADS))
-        add("scan", n, "course helper scan_on_device (bound launch)", lambda: scan_on_device(x, y))
-        add("histogram", n, "exercise launch (zero kernel + reference)",
-            lambda: ch09.run_histogram(reference_private(), data, hist, *hist_shape))
-        add("histogram", n, "course helper histogram_on_device (memset + bound launch)",
-            lambda: histogram_on_device(data, hist))
-        if torch is not None:
-            tx, ty, tout = (torch.as_tensor(v, device="cuda") for v in (x, y, out))
-            tout = tout.reshape(())
-            td = torch.as_tensor(data, device="cuda")
-            add("sum", n, "torch.sum (CUB)", lambda: torch.sum(tx, 0, out=tout))
-            add("scan", n, "torch.cumsum (CUB)", lambda: torch.cumsum(tx, 0, out=ty))
-            add("histogram", n, "torch.bincount(minlength=256)",
-                lambda: torch.bincount(td, minlength=256))
-        masters = {"x": x, "data": data}
-        for op_name, problem in (("sum", "reduce_sum"), ("scan", "scan_single_pass"),
-                                 ("histogram", "histogram_private")):
-            label, make = _CUB_OPS[problem]
-            try:
-                cub = make(masters)
-            except Exception as exc:   # cuda-cccl missing or refused: the row says why
-                rows.append({"op": op_name, "n": n, "label": label, "error": repr(exc)[:300]})
-                continue
-            add(op_name, n, label, lambda cub=cub: cub(masters))
-        if cp is not None:
-            cx, cy, cout, cd = (cp.asarray(v) for v in (x, y, out, data))
-            add("sum", n, "cupy.sum", lambda: cp.sum(cx, out=cout.reshape(())))
-            add("scan", n, "cupy.cumsum", lambda: cp.cumsum(cx, out=cy))
-            add("histogram", n, "cupy.bincount", lambda: cp.bincount(cd, minlength=256))
-    profiles = {"empty kernel, Numba, configured once": _host_profile(lambda: configured(a, b))}
-    profiles["sum_on_device"] = _host_profile(lambda: sum_on_device(x, out))
-    profiles["scan_on_device"] = _host_profile(lambda: scan_on_device(x, y))
-    return {"rows": rows, "bound_fast": bound_empty.fast, "bound_why": bound_empty.why,
-            "profiles": profiles}
-
-
-def _calls_table(result: dict) -> str:
-    lines = ["| operation | n | call | device (µs) | host per call (µs) | end to end (µs) |",
-             "|---|---|---|---|---|---|"]
-    for r in result["rows"]:
-        if "error" in r:
-            lines.append(f"| {r['op']} | {r['n']:,} | {r['label']} | {r['error']} | | |")
-            continue
-        lines.append(f"| {r['op']} | {r['n']:,} | {r['label']} | {r['device_us']:.1f} | "
-                     f"{r['host_us']:.1f} | {r['end_to_end_us']:.1f} |")
-    return "\n".join(lines)
+    n = sizes[-1]
+    x = cuda.device_array(n, np.float32)
+    timing.fill_uniform(x, seed=23)
+    y = cuda.device_array(n, np.float32)
+    out = cuda.device_array(1, np.float32)
+    result["profiles"] = {
+        "empty kernel, Numba, configured once": _host_profile(lambda: configured(a, a)),
+        "sum_on_device": _host_profile(lambda: sum_on_device(x, out)),
+        "scan_on_device": _host_profile(lambda: scan_on_device(x, y))}
+    return result
 
 
 def _torch_ops() -> dict:
@@ -592,9 +485,10 @@ def main(argv=None) -> int:
             print(f"{r['problem']}: the bench kernel {label!r} is wrong, not timed: {why}")
     payload["references"] = rows
     if args.calls:
+        from autograder.problems.ch22 import calls_table
         calls = bench_calls()
         tables.append("Calling the course's kernels from Python (µs per call):\n\n" +
-                      _calls_table(calls))
+                      calls_table(calls["rows"]))
         print(tables[-1])
         for label, text in calls["profiles"].items():
             print(f"Python's time in {label}, by function (cProfile):\n{text}")

@@ -327,6 +327,67 @@ except ag.timing.NeedsGPU as why:
     print(why)
 
 # %% [markdown]
+# ## One call, end to end: what a caller waits for
+#
+# The launch overhead above is the host's share of a call. Code that calls a GPU function and
+# needs its answer (a training step that sums a gradient, a filter that scans a mask) waits for
+# the whole call, and three figures describe it:
+#
+# - **device time**: the GPU's own work for the call, measured with the GPU kept busy while
+#   Python queues it (how the speed tests time your kernels);
+# - **host time**: Python's time per call, calls queued back to back: the overhead of every
+#   launch, fill and argument check the call makes;
+# - **end to end**: from a CUDA event just before the call to one just after it, on an idle GPU:
+#   what the caller sees. The GPU cannot start work Python has not queued yet, so for a call
+#   of one launch this is close to host time plus device time.
+#
+# The course's sum (chapter 10), scan (chapter 11) and histogram (chapter 9) are called two ways
+# below. The **exercise launch** is how the checks launch a kernel: the output zeroed by a small
+# kernel (the scan: four fills, of its tile flags, its two arrays of partial sums and its tile
+# counter), then the kernel, each through Numba's launch. The **course helpers** (`sum_on_device`, `scan_on_device`,
+# `histogram_on_device`, in each chapter's `references.py`) are written for code outside the
+# exercises: the launch is bound once (the bound launch above), scratch arrays are kept between
+# calls, and an output is zeroed by one driver call instead of a kernel. Beside them, where they
+# are installed, PyTorch's and CUB's own calls on the same arrays. The chart is the course's run
+# on the H200: each bar is a call's end-to-end time, its dark part the GPU's own time, the
+# light rest Python's and the driver's.
+#
+# What it shows:
+#
+# - **At 2^18 elements (1 MiB) the host decides.** Every call's GPU time is 5 to 14 µs; end to
+#   end they take 16 to 382 µs. The exercise launch of the scan, five launches through Numba
+#   (one empty kernel's launch cost Python 56 µs on that machine), takes 382 µs for 13 µs of GPU
+#   work.
+# - **Binding the launch and keeping the scratch closes most of the gap.** At 2^24 elements
+#   (64 MiB) the sum helper takes 43 µs end to end (the exercise launch 98, `torch.sum` 36) and
+#   the scan helper 93 µs (the exercise launch 384, `torch.cumsum` 75): 1.2 times PyTorch, whose
+#   dispatch is compiled C++.
+# - **A call that reads a value back waits for the GPU.** `torch.bincount` must know the largest
+#   value before it can size its output, so every call copies one number back and waits for
+#   everything queued before it: 149 µs at 2^24 against 40 for the course's histogram, and Python
+#   cannot queue the next call while it waits. `.item()`, `copy_to_host` and any output sized by
+#   the data do the same.
+#
+# So: below a few tens of microseconds of GPU work per call, count launches and Python, not
+# bytes. Prepare a launch once and call it many times, keep outputs and scratch arrays between
+# calls, zero with the driver rather than a kernel, read nothing back until the end, and when the
+# problems are many and small, put them in one launch (the next exercise) or capture the launches
+# once in a CUDA graph.
+#
+# On a GPU the next cell measures the same calls on yours at 2^18 and 2^24 elements (about half a
+# minute), prints the table and draws it; in CPU mode it draws the course's run.
+
+# %%
+try:
+    costs = ch22.call_costs()
+    print(ch22.calls_table(costs["rows"]))
+    ch22.show_calls(costs)
+except ag.timing.NeedsGPU as why:
+    print(why)
+    print("\nWhat the course measured on an H200:")
+    ch22.show_calls()
+
+# %% [markdown]
 # ## Exercise 22.2 · Many small problems in one launch (3 points + 2 for speed)
 #
 # A batch of `P` independent problems, each a vector of its own length (from empty to thousands of

@@ -183,8 +183,6 @@ def record_timelines(n: int = 1 << 26, chunks: int = 8, streams: int = 4, rounds
                      folder: str | None = None) -> dict:
     """On a GPU: the serial run and the pipelined one, as the CPU-mode cell draws them; written
     to ``folder/<device>_ch22_timeline.json`` when ``folder`` (or ``$AAG_RECORD``) is given."""
-    import json
-    import os
     from autograder.machine.facts import gpu_facts, versions
     runs = [{"label": "serial: copy in, kernel, copy out", "rows": timeline(n, 1, 1, rounds)},
             {"label": f"{chunks} chunks over {streams} streams",
@@ -192,13 +190,21 @@ def record_timelines(n: int = 1 << 26, chunks: int = 8, streams: int = 4, rounds
     facts = gpu_facts()
     kept = {"device": facts["name"], "device_facts": facts, "versions": versions(), "n": n,
             "rounds": rounds, "runs": runs}
+    return _record(kept, TIMELINE, folder)
+
+
+def _record(kept: dict, what: str, folder: str | None) -> dict:
+    """Write ``kept`` to ``folder/<device>_<what>.json`` when ``folder`` (or ``$AAG_RECORD``) is
+    given; return it."""
+    import json
+    import os
     folder = folder or os.environ.get("AAG_RECORD", "").strip()
     if folder:
         # 'NVIDIA H200' -> 'h200', as the course names its recorded runs.
         slug = "_".join("".join(c for c in w if c.isalnum())
-                        for w in facts["name"].lower().replace("nvidia", " ").split()) or "gpu"
+                        for w in kept["device"].lower().replace("nvidia", " ").split()) or "gpu"
         os.makedirs(folder, exist_ok=True)
-        with open(os.path.join(folder, f"{slug}_{TIMELINE}.json"), "w") as f:
+        with open(os.path.join(folder, f"{slug}_{what}.json"), "w") as f:
             json.dump(kept, f, indent=1)
     return kept
 
@@ -351,6 +357,202 @@ def _cupy_graph_rows(launches: int) -> list[dict]:
     return rows
 
 
+# ---- one call, end to end: the course's sum, scan and histogram as a caller sees them ------------
+
+CALLS = "ch22_calls"         # the recorded per-call costs: h200_ch22_calls.json in this folder
+CALL_SIZES = (1 << 18, 1 << 24)
+CALL_KINDS = ("exercise launch", "course helper", "PyTorch", "CUB", "CuPy")
+
+
+def call_costs(sizes=CALL_SIZES, repeats: int = 40, more=None) -> dict:
+    """On a GPU: the course's sum (chapter 10), scan (chapter 11) and histogram (chapter 9) called
+    from Python, each figure of :func:`autograder.machine.timing.time_call` per row: the
+    exercise's launch (as the checks launch the reference: a zeroing kernel, or the scan's four
+    fills, then the kernel, each through Numba's launch), the helper for code outside the
+    exercises (one launch bound once, :mod:`autograder.machine.launch`), PyTorch and CuPy where
+    they import (neither is a course dependency), and one empty kernel launched by Numba and by a
+    bound launch, the floor under every row. ``more(n, arrays)`` may add rows: ``(op, label,
+    make)`` triples, ``make()`` returning the call to time (``aag bench`` adds CUB's own).
+    Returns ``{"rows": [...], "bound_fast": ..., "bound_why": ...}``; a row whose library failed
+    has ``error`` instead of times."""
+    from autograder.machine import timing
+    timing.require_gpu("Timing calls")
+    from numba import cuda
+
+    from autograder.machine.launch import BoundLaunch
+    from autograder.problems import ch09, ch10, ch11
+    from autograder.problems.ch09.references import histogram_on_device, reference_private
+    from autograder.problems.ch10.references import reference_sum, sum_on_device
+    from autograder.problems.ch10.specs import run_sum
+    from autograder.problems.ch11.references import reference_single_pass, scan_on_device
+    try:
+        import torch
+    except Exception:
+        torch = None
+    try:
+        import cupy as cp
+    except Exception:
+        cp = None
+
+    @cuda.jit
+    def empty(a, b):
+        pass
+
+    a = cuda.device_array(32, np.float32)
+    b = cuda.device_array(32, np.float32)
+    rows = []
+
+    def add(op, n, label, make):
+        try:
+            rows.append({"op": op, "n": n, "label": label,
+                         **timing.time_call(make(), repeats)})
+        except Exception as exc:   # one failing library must not hide the other rows
+            rows.append({"op": op, "n": n, "label": label, "error": repr(exc)[:300]})
+
+    configured = empty[1, 32]
+    bound_empty = BoundLaunch(empty, 1, 32, a, b)
+    add("launch", 0, "empty kernel, Numba: k[1, 32](a, b)", lambda: lambda: empty[1, 32](a, b))
+    add("launch", 0, "empty kernel, Numba, configured once: kc(a, b)",
+        lambda: lambda: configured(a, b))
+    add("launch", 0, "empty kernel, bound launch (one cuLaunchKernel)", lambda: bound_empty)
+    rng = np.random.default_rng(23)
+    for n in sizes:
+        x = cuda.to_device(rng.uniform(-1, 1, n).astype(np.float32))
+        out = cuda.device_array(1, np.float32)
+        y = cuda.device_array(n, np.float32)
+        data = cuda.to_device(rng.integers(0, 256, n).astype(np.uint8))
+        hist = cuda.device_array(256, np.uint32)
+        sum_shape, hist_shape = ch10.speed_shape(n), ch09.speed_shape(n)
+        add("sum", n, "exercise launch (zero kernel + reference)",
+            lambda: lambda: run_sum(reference_sum(), x, out, *sum_shape))
+        add("sum", n, "course helper sum_on_device (memset + bound launch)",
+            lambda: lambda: sum_on_device(x, out))
+        add("scan", n, "exercise launch (4 fills + reference)",
+            lambda: lambda: ch11.single_pass_scan(reference_single_pass(), x, y,
+                                                  ch11.SPEED_THREADS))
+        add("scan", n, "course helper scan_on_device (bound launch)",
+            lambda: lambda: scan_on_device(x, y))
+        add("histogram", n, "exercise launch (zero kernel + reference)",
+            lambda: lambda: ch09.run_histogram(reference_private(), data, hist, *hist_shape))
+        add("histogram", n, "course helper histogram_on_device (memset + bound launch)",
+            lambda: lambda: histogram_on_device(data, hist))
+        if torch is not None:
+            tx, ty, tout, td = (torch.as_tensor(v, device="cuda") for v in (x, y, out, data))
+            tout = tout.reshape(())
+            add("sum", n, "torch.sum (CUB)", lambda: lambda: torch.sum(tx, 0, out=tout))
+            add("scan", n, "torch.cumsum (CUB)", lambda: lambda: torch.cumsum(tx, 0, out=ty))
+            add("histogram", n, "torch.bincount(minlength=256)",
+                lambda: lambda: torch.bincount(td, minlength=256))
+        for op, label, make in (more(n, {"x": x, "y": y, "out": out, "data": data,
+                                         "hist": hist}) if more else ()):
+            add(op, n, label, make)
+        if cp is not None:
+            cx, cy, cout, cd = (cp.asarray(v) for v in (x, y, out, data))
+            add("sum", n, "cupy.sum", lambda: lambda: cp.sum(cx, out=cout.reshape(())))
+            add("scan", n, "cupy.cumsum", lambda: lambda: cp.cumsum(cx, out=cy))
+            add("histogram", n, "cupy.bincount", lambda: lambda: cp.bincount(cd, minlength=256))
+    return {"rows": rows, "bound_fast": bound_empty.fast, "bound_why": bound_empty.why}
+
+
+def call_kind(label: str) -> str:
+    """Which of :data:`CALL_KINDS` a row of :func:`call_costs` is ("launch" for the empty
+    kernel's rows)."""
+    if label.startswith("empty kernel"):
+        return "launch"
+    for prefix, kind in (("exercise", "exercise launch"), ("course helper", "course helper"),
+                         ("torch.", "PyTorch"), ("CUB", "CUB"), ("cupy.", "CuPy")):
+        if label.startswith(prefix):
+            return kind
+    return label
+
+
+def calls_table(rows: list[dict]) -> str:
+    """The rows of :func:`call_costs` as a Markdown table."""
+    lines = ["| operation | n | call | device (µs) | host per call (µs) | end to end (µs) |",
+             "|---|---|---|---|---|---|"]
+    for r in rows:
+        if "error" in r:
+            lines.append(f"| {r['op']} | {r['n']:,} | {r['label']} | {r['error']} | | |")
+            continue
+        lines.append(f"| {r['op']} | {r['n']:,} | {r['label']} | {r['device_us']:.1f} | "
+                     f"{r['host_us']:.1f} | {r['end_to_end_us']:.1f} |")
+    return "\n".join(lines)
+
+
+def record_calls(folder: str | None = None, **kwargs) -> dict:
+    """On a GPU: :func:`call_costs`, kept with the device and versions; written to
+    ``folder/<device>_ch22_calls.json`` when ``folder`` (or ``$AAG_RECORD``) is given."""
+    from autograder.machine.facts import gpu_facts, versions
+    facts = gpu_facts()
+    kept = {"device": facts["name"], "device_facts": facts, "versions": versions(),
+            **call_costs(**kwargs)}
+    return _record(kept, CALLS, folder)
+
+
+def recorded_calls() -> dict:
+    """The course's own run of :func:`record_calls` on the H200 (``h200_ch22_calls.json``)."""
+    import json
+
+    from autograder.problems import recorded_file
+    return json.loads(recorded_file(f"h200_{CALLS}").read_text())
+
+
+def call_bars(rows: list[dict], n: int) -> list[dict]:
+    """What one panel of :func:`show_calls` draws for size ``n``: the empty kernel's launches,
+    then per operation the exercise's launch, the course's helper, PyTorch and CUB (CuPy and
+    failed rows left to the table), each {label, op, kind, device_us, end_to_end_us}."""
+    keep = {"launch": ("empty kernel, Numba: k[1, 32](a, b)",
+                       "empty kernel, bound launch (one cuLaunchKernel)")}
+    bars = []
+    for op in ("launch", "sum", "scan", "histogram"):
+        for r in rows:
+            if r["op"] != op or "error" in r or (op != "launch" and r["n"] != n):
+                continue
+            kind = call_kind(r["label"])
+            if (op == "launch" and r["label"] not in keep["launch"]) or kind == "CuPy":
+                continue
+            bars.append({"label": r["label"], "op": op, "kind": kind,
+                         "device_us": r["device_us"], "end_to_end_us": r["end_to_end_us"]})
+    return bars
+
+
+_KIND_COLOURS = {"launch": "#9e9e9e", "exercise launch": "#e4572e", "course helper": "#2e86ab",
+                 "PyTorch": "#8e6c8a", "CUB": "#3b8b5a"}
+
+
+def show_calls(kept: dict | None = None) -> dict:
+    """Draw one panel per size of :func:`call_costs`'s rows: each call's end-to-end time as a
+    bar, the GPU's own time the dark part of it, the rest Python's (and the driver's). Without
+    ``kept``, the course's H200 run. Returns what was drawn."""
+    import matplotlib.pyplot as plt
+    from matplotlib.patches import Patch
+    kept = kept if kept is not None else recorded_calls()
+    rows = kept["rows"]
+    sizes = sorted({r["n"] for r in rows if r["op"] != "launch"})
+    fig, axes = plt.subplots(1, len(sizes), figsize=(6.2 * len(sizes), 6.4), squeeze=False,
+                             sharex=True)
+    for ax, n in zip(axes[0], sizes):
+        bars = call_bars(rows, n)
+        ys = np.arange(len(bars))[::-1]
+        for y, bar in zip(ys, bars):
+            colour = _KIND_COLOURS.get(bar["kind"], "#777777")
+            ax.barh(y, bar["end_to_end_us"], color=colour, alpha=0.35)
+            ax.barh(y, min(bar["device_us"], bar["end_to_end_us"]), color=colour)
+            ax.text(bar["end_to_end_us"], y, f" {bar['end_to_end_us']:.0f} µs", va="center",
+                    fontsize=7)
+        ax.set_yticks(ys)
+        ax.set_yticklabels([f"{b['op']}: {b['label'].split(' (')[0]}" for b in bars], fontsize=7)
+        ax.set_xlabel("µs per call, end to end (dark: the GPU's own time)")
+        ax.set_title(f"{n:,} elements ({4 * n / 2**20:g} MiB of float32)", fontsize=9)
+        ax.set_xlim(0, 1.18 * max(b["end_to_end_us"] for b in bars))
+    axes[0][-1].legend(handles=[Patch(color=c, label=k) for k, c in _KIND_COLOURS.items()],
+                       fontsize=7, loc="lower right")
+    fig.suptitle(f"One call from Python, on {kept.get('device', 'this GPU')}", fontsize=10)
+    fig.tight_layout()
+    plt.show()
+    return kept
+
+
 def measure(pipeline=None, batched_kernel=None, ilp_kernel=None, repeats: int = 20,
             seed: int = 22) -> list[dict]:
     """On a GPU, the chapter's numbers in one list of rows (label, ms, GB/s, right, group):
@@ -483,7 +685,8 @@ def time_cpu(n: int = 1 << 22, seed: int = 22) -> list[dict]:
              "right": _right(out, x, a, b)}]
 
 
-__all__ = ["CHART", "ILP", "TIMELINE", "chart", "cpu_mode_table", "draw_timeline",
-           "launch_overhead", "measure", "measure_pipeline", "overlap", "record_timelines",
-           "reference_ilp", "show_cpu_mode", "show_recorded_timelines", "stamps_to_rows",
-           "time_cpu", "timeline", "try_pipeline"]
+__all__ = ["CALLS", "CALL_KINDS", "CALL_SIZES", "CHART", "ILP", "TIMELINE", "call_bars",
+           "call_costs", "call_kind", "calls_table", "chart", "cpu_mode_table", "draw_timeline",
+           "launch_overhead", "measure", "measure_pipeline", "overlap", "record_calls",
+           "record_timelines", "recorded_calls", "reference_ilp", "show_calls", "show_cpu_mode",
+           "show_recorded_timelines", "stamps_to_rows", "time_cpu", "timeline", "try_pipeline"]
