@@ -362,6 +362,35 @@ def test_the_recorded_calls_are_drawn_and_the_text_quotes_them():
     assert round(helper, 1) == 1.2 and "1.2 times PyTorch" in text
 
 
+@pytest.mark.skipif(not CPU, reason="CPU mode, its timing opened by hand")
+def test_call_costs_times_each_call_and_a_failing_extra_row_keeps_its_error(monkeypatch):
+    # the simulator's times mean nothing: each call is made once, and what is checked is which
+    # calls are made and kept
+    from autograder.problems import ch09, ch10
+    monkeypatch.setattr(ag.timing, "require_gpu", lambda *a, **k: None)
+
+    def once(fn, repeats):
+        fn()
+        return {"device_us": 1.0, "host_us": 2.0, "end_to_end_us": 3.0}
+    monkeypatch.setattr(ag.timing, "time_call", once)
+    for chapter in (ch09, ch10):
+        monkeypatch.setattr(chapter, "speed_shape", lambda n: (2, 64))
+    made = []
+
+    def more(n, arrays):
+        made.append((n, sorted(arrays)))
+        return [("sum", "CUB stand-in", lambda: lambda: made.append("called")),
+                ("scan", "CUB that fails to build", lambda: 1 / 0)]
+    rows = ch22.call_costs(sizes=(300,), repeats=1, more=more)["rows"]
+    assert [(r["op"], ch22.call_kind(r["label"])) for r in rows[:9]] == [
+        ("launch", "launch")] * 3 + [(op, kind) for op in ("sum", "scan", "histogram")
+                                     for kind in ("exercise launch", "course helper")]
+    assert all(r["n"] == 300 and r["end_to_end_us"] == 3.0 for r in rows[3:9])
+    assert made[0] == (300, ["data", "hist", "out", "x", "y"]) and "called" in made
+    assert rows[-2]["label"] == "CUB stand-in" and "error" not in rows[-2]
+    assert rows[-1]["label"] == "CUB that fails to build" and "ZeroDivisionError" in rows[-1]["error"]
+
+
 @pytest.mark.skipif(CPU, reason="times calls on a GPU")
 def test_call_costs_times_every_course_call_on_a_gpu():
     rows = ch22.call_costs(sizes=(1 << 16,), repeats=3)["rows"]

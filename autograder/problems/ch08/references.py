@@ -5,6 +5,8 @@ defined here; the exercises take them from this module."""
 
 from __future__ import annotations
 
+import numpy as np
+
 from autograder.problems.kit.kernels import KernelCache
 
 # 8.3: the input tile is IN_TILE³ points (the block), its inner OUT_TILE³ points are outputs.
@@ -667,14 +669,17 @@ _kernels32 = KernelCache(globals(), "cuda", "float32", "int32", "uint32")
 _FLAT_MAX_POINTS = 2 ** 31 - 1
 
 
-def _flat_kernel(R: int, D: int, BX: int, BY: int, PER: int, shuffle: bool = False):
+def _flat_kernel(R: int, D: int, BX: int, BY: int, PER: int, shuffle: bool = False,
+                 host_views: bool = False):
     """The cross kernel (``_cross_kernel``) on flat int32 offsets: R rows (j) per thread sharing
     their y neighbours, one x column, whole crosses loaded D planes ahead into two register sets
     used in turn, BX × BY threads per block, z chunks of up to PER planes. With ``shuffle`` (BX
     must be 32: a warp is one x row) the x neighbours come from the lanes beside (shfl_up /
     shfl_down) and only lanes 0 and 31 load theirs (one predicated load per row: the west
     neighbour for lane 0, the east one for lane 31); threads past nx then stay (clamped onto
-    column nx - 1, writing nothing) so that every lane takes part in the shuffles."""
+    column nx - 1, writing nothing) so that every lane takes part in the shuffles. With
+    ``host_views`` the 1-D views and the shape come from the host (:class:`FlatViews`), so the
+    kernel makes no view of its own."""
     DR = D * R
     FULL = 0xFFFFFFFF
     if shuffle:
@@ -743,12 +748,8 @@ def _flat_kernel(R: int, D: int, BX: int, BY: int, PER: int, shuffle: bool = Fal
                 for r in range(R):
                     below[r] = cc[d * R + r]
 
-    @cuda.jit
-    def stencil_flat(inp, out, c0, c1, c2, c3, c4, c5, c6):
-        fin = inp.reshape(inp.size)              # 1-D views of the C-contiguous volumes
-        fout = out.reshape(out.size)
-        nz3, ny3, nx3 = inp.shape
-        nz, ny, nx = int32(nz3), int32(ny3), int32(nx3)
+    @cuda.jit(device=True, inline="always")
+    def body(fin, fout, nz, ny, nx, c0, c1, c2, c3, c4, c5, c6):
         tx = int32(cuda.threadIdx.x)
         k = int32(cuda.blockIdx.x * BX + tx)
         j0 = int32((cuda.blockIdx.y * BY + cuda.threadIdx.y) * R)
@@ -804,13 +805,46 @@ def _flat_kernel(R: int, D: int, BX: int, BY: int, PER: int, shuffle: bool = Fal
             if i >= stop:
                 break
 
+    if host_views:
+        @cuda.jit
+        def stencil_flat_views(fin, fout, nz, ny, nx, c0, c1, c2, c3, c4, c5, c6):
+            body(fin, fout, int32(nz), int32(ny), int32(nx), c0, c1, c2, c3, c4, c5, c6)
+        kernel = FlatViews(stencil_flat_views)
+    else:
+        @cuda.jit
+        def stencil_flat(inp, out, c0, c1, c2, c3, c4, c5, c6):
+            # 1-D views of the C-contiguous volumes, made by each thread (a call to Numba's
+            # reshape helper and 224 bytes of stack per thread)
+            fin = inp.reshape(inp.size)
+            fout = out.reshape(out.size)
+            nz, ny, nx = inp.shape
+            body(fin, fout, int32(nz), int32(ny), int32(nx), c0, c1, c2, c3, c4, c5, c6)
+        kernel = stencil_flat
+
     def launch_shape(size):
         nz, ny, nx = size
         if nz * ny * nx > _FLAT_MAX_POINTS:
             raise ValueError(f"{size}: int32 offsets cover at most 2**31 - 1 points")
         return (_cdiv(nx, BX), _cdiv(ny, BY * R), z_chunks(nz, PER)), (BX, BY)
 
-    return _register_launch(stencil_flat, launch_shape)
+    return _register_launch(kernel, launch_shape)
+
+
+class FlatViews:
+    """``FlatViews(kernel)[blocks, threads](inp, out, c0, ..., c6)``: launch a flat stencil
+    ``kernel(fin, fout, nz, ny, nx, c0, ..., c6)`` on 1-D views of the C-contiguous volumes made
+    on the host (no copy), with the shape as int32 arguments, as the exercise launches a
+    stencil kernel."""
+
+    def __init__(self, kernel):
+        self.kernel = kernel
+
+    def __getitem__(self, config):
+        def launch(inp, out, *coefficients):
+            nz, ny, nx = (np.int32(n) for n in inp.shape)
+            self.kernel[config](inp.reshape(inp.size), out.reshape(out.size), nz, ny, nx,
+                                *coefficients)
+        return launch
 
 
 @_kernels32.lazy
@@ -866,3 +900,18 @@ def variant_flat_rows4_shfl_deep():
     bytes in flight per SM. On the H200 (as ``variant_flat_rows2``, relative times): 86
     registers, 0.536 ms against flat_rows4_shfl's 0.523 ms."""
     return _flat_kernel(4, 2, 32, 4, 64, shuffle=True)
+
+
+@_kernels32.lazy
+def variant_flat_rows4_host_views():
+    """``variant_flat_rows4`` on 1-D views and a shape made on the host (:class:`FlatViews`).
+
+    Attacks: what each thread does before its first load. The kernel that makes its own views
+    calls Numba's reshape helper twice per thread, through 224 bytes of stack (40 local stores
+    of shapes and strides per thread in its PTX): 574,464 threads at the speed size, some 180 MB
+    of local-memory writes through L1 and L2, against 1.08 GB of data, with L2 the busiest unit
+    (77%). Same loads, arithmetic and launch otherwise (both kernels inline one body). ptxas
+    for sm_90, compiled here without a GPU: 72 registers and no stack; the kernel-made views
+    70 registers and the 224-byte stack. Not yet timed on a GPU."""
+    return _flat_kernel(4, 1, 32, 4, 64, host_views=True)
+
