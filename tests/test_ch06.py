@@ -499,6 +499,26 @@ def test_big_tile_bench_variants_are_right(label):
     assert verdict.passed, verdict
 
 
+def test_pair_transpose_is_right_where_pairs_fit_and_falls_back_elsewhere():
+    """The 8-byte bench row: even shapes run the pair kernel (partial tiles both ways, several
+    blocks each way), odd ones the reference; every output written, none twice wrong."""
+    from autograder.problems.ch06.references import pair_transpose, pairs_fit
+    launch = pair_transpose()[(1, 1), (TILE, BLOCK_ROWS)]
+    rng = np.random.default_rng(6)
+    for m, n, pairs in ((70, 130, True), (32, 64, True), (2, 2, True), (33, 64, False),
+                        (64, 31, False)):
+        x = rng.standard_normal((m, n)).astype(np.float32)
+        d_out = cuda.to_device(np.full((n, m), np.nan, np.float32))
+        d_x = cuda.to_device(x)
+        assert pairs_fit(d_x, d_out) is pairs
+        if not pairs:
+            # the reference on the case's own launch: give it a grid that covers the matrix
+            launch = pair_transpose()[((n + TILE - 1) // TILE, (m + TILE - 1) // TILE),
+                                      (TILE, BLOCK_ROWS)]
+        launch(d_x, d_out)
+        np.testing.assert_array_equal(d_out.copy_to_host(), x.T)
+
+
 @pytest.mark.skipif(not CPU, reason="counts recorded shared-memory accesses: CPU mode only")
 def test_bank_conflicts_see_the_padding():
     """An unpadded 32 × 32 tile: the column reads take 32 passes per warp access; the padded one

@@ -30,7 +30,7 @@ variants, ``notebook.py`` the bank-conflict count the notebook runs.
 
 from autograder.problems.ch06.notebook import bank_conflicts, bank_table
 from autograder.problems.ch06.references import (banded_transpose, big_tile_bk8, big_tile_bk16,
-                                                 big_tile_pairs, big_tile_single,
+                                                 big_tile_pairs, big_tile_single, pair_transpose,
                                                  persistent_transpose_1buf,
                                                  persistent_transpose_2buf,
                                                  persistent_transpose_banded, plain_transpose,
@@ -61,7 +61,9 @@ BENCH_VARIANTS = {
                             persistent_transpose_1buf,
                         "persistent, 2 shared tiles, tiles in bands of 32 tile rows":
                             persistent_transpose_banded,
-                        "one block per tile, blocks in bands of 32 tile rows": banded_transpose},
+                        "one block per tile, blocks in bands of 32 tile rows": banded_transpose,
+                        "8-byte loads and stores (uint64 pairs), 32 × 64 tile, 32 × 8 threads":
+                            pair_transpose},
     "matmul_register_tiled": {
         "tuned (128-bit shared loads, BK = 16, unsigned indices; ungraded)": tuned_register_tiled,
         # 128 × 128 tiles per block of 256 threads, launched on a grid of their own (references.py,
