@@ -56,6 +56,8 @@ ISSUE23_TARGETS = [
     ("ch02", "vector_add_grid_stride", "8 elements per thread per step, loads before stores, "
      "unsigned indices", "vector add, 8 elements per step", "vector_add_unrolled_by"),
     ("ch06", "transpose_tiled", None, "tiled transpose, course reference"),
+    ("ch06", "transpose_tiled", "8-byte loads and stores (uint64 pairs), 32 × 64 tile, 32 × 8 "
+     "threads", "transpose, 8-byte pairs", "transpose_pairs"),
     ("ch06", "matmul_register_tiled", "128 × 128 tiles, 32 × 64 warp tiles, BK = 8, "
      "double-buffered, 8-byte global loads (ungraded)", "SGEMM, 128 × 128 tiles, 8-byte loads",
      "matmul_big_tile"),
@@ -63,6 +65,10 @@ ISSUE23_TARGETS = [
     ("ch08", "stencil_coarsened", "flat int32 offsets, z columns, 4 rows per thread sharing y "
      "neighbours, crosses 1 plane ahead (32 × 4 threads, 32 × 16 tile, z chunks of 64)",
      "stencil, z columns, 4 rows per thread, flat offsets", "stencil_flat"),
+    ("ch08", "stencil_coarsened", "flat int32 offsets made on the host (no reshape in the kernel), "
+     "z columns, 4 rows per thread sharing y neighbours, crosses 1 plane ahead (32 × 4 threads, "
+     "32 × 16 tile, z chunks of 64)", "stencil, flat offsets, views made on the host",
+     "stencil_flat_views"),
     ("ch03", "blur", "shared-memory tile 128 x 32 (+ halo), 256 threads, 16 rows per thread",
      "blur, shared-memory tile 128 × 32", "blur_shared_tile"),
     ("ch11", "scan_single_pass", None, "scan, packed-word reference", "scan_packed_reference"),

@@ -78,3 +78,28 @@ def test_cub_answers_match_numpy():
             assert np.array_equal(got, np.bincount(data, minlength=256)), label
         else:
             assert np.array_equal(got, np.sort(np.concatenate([A, B]))), label
+
+
+def _ncu_recorder():
+    import importlib.util
+    import sys
+    from pathlib import Path
+    path = Path(__file__).resolve().parents[1] / "scripts" / "gpu-ncu-record.py"
+    spec = importlib.util.spec_from_file_location("gpu_ncu_record", path)
+    module = importlib.util.module_from_spec(spec)
+    sys.modules["gpu_ncu_record"] = module
+    spec.loader.exec_module(module)
+    return module
+
+
+def test_every_ncu_target_names_a_kernel_that_exists():
+    """What ``scripts/gpu-ncu-record.py`` profiles on the GPU machine: each target's exercise, and
+    its bench row where it names one, exist under those names (a renamed row would cost a device
+    run to find out)."""
+    from autograder.problems import ALL, bench_variants, chapter_names
+    recorder = _ncu_recorder()
+    for chapter, exercise, variant, *_ in recorder.TARGETS + recorder.ISSUE23_TARGETS:
+        # the chapter is the one whose recording shows the kernel (chapter 5 shows chapter 3's)
+        assert chapter in chapter_names() and exercise in ALL, (chapter, exercise)
+        if variant not in (None, recorder.CUB):
+            assert variant in bench_variants(ALL[exercise]), (exercise, variant)
