@@ -338,8 +338,9 @@ except ag.timing.NeedsGPU as why:
 # - **host time**: Python's time per call, calls queued back to back: the overhead of every
 #   launch, fill and argument check the call makes;
 # - **end to end**: from a CUDA event just before the call to one just after it, on an idle GPU:
-#   what the caller sees. The GPU cannot start work Python has not queued yet, so for a call
-#   of one launch this is close to host time plus device time.
+#   what the caller sees. The GPU cannot start a kernel before Python has queued it, and
+#   Python's work after a launch runs while the kernel does, so a caller waits for about
+#   Python's time plus whatever of the GPU's work is left when Python returns.
 #
 # The course's sum (chapter 10), scan (chapter 11) and histogram (chapter 9) are called two ways
 # below. The **exercise launch** is how the checks launch a kernel: the output zeroed by a small
