@@ -62,6 +62,8 @@ ISSUE23_TARGETS = [
      "double-buffered, 8-byte global loads (ungraded)", "SGEMM, 128 × 128 tiles, 8-byte loads",
      "matmul_big_tile"),
     ("ch07", "conv2d_tiled", None, "convolution, course reference", "conv2d_unrolled"),
+    ("ch07", "conv2d_tiled", "the reference's design with 8-byte loads (each row's window as "
+     "pairs of floats)", "convolution, 8-byte loads", "conv2d_pairs"),
     ("ch08", "stencil_coarsened", "flat int32 offsets, z columns, 4 rows per thread sharing y "
      "neighbours, crosses 1 plane ahead (32 × 4 threads, 32 × 16 tile, z chunks of 64)",
      "stencil, z columns, 4 rows per thread, flat offsets", "stencil_flat"),

@@ -23,8 +23,9 @@ the course's reference kernel and the kernels `aag bench` times beside it; the t
 chapter 3's (:mod:`autograder.problems.kit.images`).
 """
 
-from autograder.problems.ch07.references import (REF_COLS, REF_ROWS, conv_rows_loop,
-                                                 conv_unrolled_16, conv_unrolled_16x2,
+from autograder.problems.ch07.references import (REF_COLS, REF_ROWS, conv_pairs_8x2,
+                                                 conv_rows_loop, conv_unrolled_16,
+                                                 conv_unrolled_16x2,
                                                  reference_conv2d_tiled, reference_shape)
 from autograder.problems.ch07.specs import (SPEED_TILE, conv2d_basic, conv2d_constant, conv2d_tiled,
                                             conv_bytes, conv_filter, conv_radius, conv_time_bounds,
@@ -41,4 +42,6 @@ PROBLEMS = (conv2d_basic, conv2d_constant, conv2d_tiled, conv_time_bounds)
 BENCH_VARIANTS = {"conv2d_tiled": {
     "8 rows per thread as loops, one column, 32 x 8 blocks": conv_rows_loop,
     "fully unrolled, 16 rows per thread, one column, 32 x 8 blocks": conv_unrolled_16,
-    "fully unrolled, 16 rows x 2 columns per thread, 64 x 4 blocks": conv_unrolled_16x2}}
+    "fully unrolled, 16 rows x 2 columns per thread, 64 x 4 blocks": conv_unrolled_16x2,
+    "the reference's design with 8-byte loads (each row's window as pairs of floats)":
+        conv_pairs_8x2}}
