@@ -220,7 +220,7 @@ def _conv_pairs_source(F: np.ndarray, rows: int, odd_width: bool) -> str:
          f"    if row0 >= {r} and row0 + {rows + r} < h and col >= {r} and col + {cols + r} <= w:",
          "        ww = uint64(w)",
          f"        base = uint64(row0 - {r}) * ww + uint64(col - {r})",
-         f"        top = uint64(row0) * ww + uint64(col)"]
+         "        top = uint64(row0) * ww + uint64(col)"]
     started = set()
     for t in range(rows + 2 * r):
         odd = odd_width and t % 2 == 1

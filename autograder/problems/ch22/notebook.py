@@ -402,19 +402,18 @@ def call_costs(sizes=CALL_SIZES, repeats: int = 40, more=None) -> dict:
     b = cuda.device_array(32, np.float32)
     rows = []
 
-    def add(op, n, label, make):
+    def add(op, n, label, call=None, make=None):
         try:
             rows.append({"op": op, "n": n, "label": label,
-                         **timing.time_call(make(), repeats)})
+                         **timing.time_call(make() if make is not None else call, repeats)})
         except Exception as exc:   # one failing library must not hide the other rows
             rows.append({"op": op, "n": n, "label": label, "error": repr(exc)[:300]})
 
     configured = empty[1, 32]
     bound_empty = BoundLaunch(empty, 1, 32, a, b)
-    add("launch", 0, "empty kernel, Numba: k[1, 32](a, b)", lambda: lambda: empty[1, 32](a, b))
-    add("launch", 0, "empty kernel, Numba, configured once: kc(a, b)",
-        lambda: lambda: configured(a, b))
-    add("launch", 0, "empty kernel, bound launch (one cuLaunchKernel)", lambda: bound_empty)
+    add("launch", 0, "empty kernel, Numba: k[1, 32](a, b)", lambda: empty[1, 32](a, b))
+    add("launch", 0, "empty kernel, Numba, configured once: kc(a, b)", lambda: configured(a, b))
+    add("launch", 0, "empty kernel, bound launch (one cuLaunchKernel)", bound_empty)
     rng = np.random.default_rng(23)
     for n in sizes:
         x = cuda.to_device(rng.uniform(-1, 1, n).astype(np.float32))
@@ -424,33 +423,32 @@ def call_costs(sizes=CALL_SIZES, repeats: int = 40, more=None) -> dict:
         hist = cuda.device_array(256, np.uint32)
         sum_shape, hist_shape = ch10.speed_shape(n), ch09.speed_shape(n)
         add("sum", n, "exercise launch (zero kernel + reference)",
-            lambda: lambda: run_sum(reference_sum(), x, out, *sum_shape))
+            lambda: run_sum(reference_sum(), x, out, *sum_shape))
         add("sum", n, "course helper sum_on_device (memset + bound launch)",
-            lambda: lambda: sum_on_device(x, out))
+            lambda: sum_on_device(x, out))
         add("scan", n, "exercise launch (4 fills + reference)",
-            lambda: lambda: ch11.single_pass_scan(reference_single_pass(), x, y,
-                                                  ch11.SPEED_THREADS))
+            lambda: ch11.single_pass_scan(reference_single_pass(), x, y, ch11.SPEED_THREADS))
         add("scan", n, "course helper scan_on_device (bound launch)",
-            lambda: lambda: scan_on_device(x, y))
+            lambda: scan_on_device(x, y))
         add("histogram", n, "exercise launch (zero kernel + reference)",
-            lambda: lambda: ch09.run_histogram(reference_private(), data, hist, *hist_shape))
+            lambda: ch09.run_histogram(reference_private(), data, hist, *hist_shape))
         add("histogram", n, "course helper histogram_on_device (memset + bound launch)",
-            lambda: lambda: histogram_on_device(data, hist))
+            lambda: histogram_on_device(data, hist))
         if torch is not None:
             tx, ty, tout, td = (torch.as_tensor(v, device="cuda") for v in (x, y, out, data))
             tout = tout.reshape(())
-            add("sum", n, "torch.sum (CUB)", lambda: lambda: torch.sum(tx, 0, out=tout))
-            add("scan", n, "torch.cumsum (CUB)", lambda: lambda: torch.cumsum(tx, 0, out=ty))
+            add("sum", n, "torch.sum (CUB)", lambda: torch.sum(tx, 0, out=tout))
+            add("scan", n, "torch.cumsum (CUB)", lambda: torch.cumsum(tx, 0, out=ty))
             add("histogram", n, "torch.bincount(minlength=256)",
-                lambda: lambda: torch.bincount(td, minlength=256))
+                lambda: torch.bincount(td, minlength=256))
         for op, label, make in (more(n, {"x": x, "y": y, "out": out, "data": data,
                                          "hist": hist}) if more else ()):
-            add(op, n, label, make)
+            add(op, n, label, make=make)
         if cp is not None:
             cx, cy, cout, cd = (cp.asarray(v) for v in (x, y, out, data))
-            add("sum", n, "cupy.sum", lambda: lambda: cp.sum(cx, out=cout.reshape(())))
-            add("scan", n, "cupy.cumsum", lambda: lambda: cp.cumsum(cx, out=cy))
-            add("histogram", n, "cupy.bincount", lambda: lambda: cp.bincount(cd, minlength=256))
+            add("sum", n, "cupy.sum", lambda: cp.sum(cx, out=cout.reshape(())))
+            add("scan", n, "cupy.cumsum", lambda: cp.cumsum(cx, out=cy))
+            add("histogram", n, "cupy.bincount", lambda: cp.bincount(cd, minlength=256))
     return {"rows": rows, "bound_fast": bound_empty.fast, "bound_why": bound_empty.why}
 
 
