@@ -71,6 +71,10 @@ ISSUE23_TARGETS = [
      "z columns, 4 rows per thread sharing y neighbours, crosses 1 plane ahead (32 × 4 threads, "
      "32 × 16 tile, z chunks of 64)", "stencil, flat offsets, views made on the host",
      "stencil_flat_views"),
+    ("ch08", "stencil_coarsened", "flat int32 offsets made on the host, x neighbours loaded as "
+     "each plane is computed (L1 hits), z columns, 4 rows per thread, crosses 1 plane ahead "
+     "(32 × 4 threads, 32 × 16 tile, z chunks of 64)", "stencil, x neighbours loaded late",
+     "stencil_flat_views"),
     ("ch03", "blur", "shared-memory tile 128 x 32 (+ halo), 256 threads, 16 rows per thread",
      "blur, shared-memory tile 128 × 32", "blur_shared_tile"),
     ("ch11", "scan_single_pass", None, "scan, packed-word reference", "scan_packed_reference"),

@@ -31,6 +31,7 @@ from autograder.problems.ch08.references import (IN_TILE, OUT_TILE, PLANE_OUT, P
                                                  variant_cross_long, variant_cross_rows2,
                                                  variant_flat_rows2, variant_flat_rows4,
                                                  variant_flat_rows4_host_views,
+                                                 variant_flat_rows4_late_x,
                                                  variant_flat_rows4_shfl,
                                                  variant_flat_rows4_shfl_deep, variant_rows4,
                                                  variant_rows8)
@@ -47,8 +48,9 @@ __all__ = ["BASELINES", "COEFFICIENTS", "FLOPS_PER_POINT", "IN_TILE", "OUT_TILE"
            "stencil_basic", "stencil_coarsened", "stencil_intensity", "stencil_tiled",
            "test_volume", "tiled_blocks", "variant_column_l1", "variant_column_l1_deep",
            "variant_cross", "variant_cross_long", "variant_cross_rows2", "variant_flat_rows2",
-           "variant_flat_rows4", "variant_flat_rows4_host_views", "variant_flat_rows4_shfl",
-           "variant_flat_rows4_shfl_deep", "variant_rows4", "variant_rows8"]
+           "variant_flat_rows4", "variant_flat_rows4_host_views", "variant_flat_rows4_late_x",
+           "variant_flat_rows4_shfl", "variant_flat_rows4_shfl_deep", "variant_rows4",
+           "variant_rows8"]
 
 PROBLEMS = (stencil_basic, stencil_intensity, stencil_tiled, stencil_coarsened)
 
@@ -78,6 +80,9 @@ BENCH_VARIANTS = {"stencil_coarsened": {
     "flat int32 offsets made on the host (no reshape in the kernel), z columns, 4 rows per "
     "thread sharing y neighbours, crosses 1 plane ahead (32 × 4 threads, 32 × 16 tile, z chunks "
     "of 64)": variant_flat_rows4_host_views,
+    "flat int32 offsets made on the host, x neighbours loaded as each plane is computed (L1 hits), "
+    "z columns, 4 rows per thread, crosses 1 plane ahead (32 × 4 threads, 32 × 16 tile, z chunks "
+    "of 64)": variant_flat_rows4_late_x,
     "flat int32 offsets, 4 rows per thread, x by shuffle (lanes 0/31 load the halo), crosses "
     "1 plane ahead (32 × 4 threads, 32 × 16 tile, z chunks of 64)": variant_flat_rows4_shfl,
     "flat int32 offsets, 4 rows per thread, x by shuffle (lanes 0/31 load the halo), crosses "

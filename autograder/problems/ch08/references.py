@@ -670,7 +670,7 @@ _FLAT_MAX_POINTS = 2 ** 31 - 1
 
 
 def _flat_kernel(R: int, D: int, BX: int, BY: int, PER: int, shuffle: bool = False,
-                 host_views: bool = False):
+                 host_views: bool = False, late_x: bool = False):
     """The cross kernel (``_cross_kernel``) on flat int32 offsets: R rows (j) per thread sharing
     their y neighbours, one x column, whole crosses loaded D planes ahead into two register sets
     used in turn, BX × BY threads per block, z chunks of up to PER planes. With ``shuffle`` (BX
@@ -679,11 +679,14 @@ def _flat_kernel(R: int, D: int, BX: int, BY: int, PER: int, shuffle: bool = Fal
     neighbour for lane 0, the east one for lane 31); threads past nx then stay (clamped onto
     column nx - 1, writing nothing) so that every lane takes part in the shuffles. With
     ``host_views`` the 1-D views and the shape come from the host (:class:`FlatViews`), so the
-    kernel makes no view of its own."""
+    kernel makes no view of its own. With ``late_x`` the x neighbours are not loaded ahead with
+    the plane but when the plane is computed, after its centres have arrived: the same lines,
+    so L1 hits instead of requests to L2 in flight beside the centres' own."""
     DR = D * R
     FULL = 0xFFFFFFFF
     if shuffle:
         assert BX == 32
+    assert not (shuffle and late_x)
 
     @cuda.jit(device=True)
     def load(fin, base, rows, tx, w, e, n, s, cen, west, east, up, down, d):
@@ -697,19 +700,23 @@ def _flat_kernel(R: int, D: int, BX: int, BY: int, PER: int, shuffle: bool = Fal
                     west[d * R + r] = fin[uint32(o - w)]
                 elif tx == BX - 1:
                     west[d * R + r] = fin[uint32(o + e)]      # lane 31: its east neighbour
-            else:
+            elif not late_x:
                 west[d * R + r] = fin[uint32(o - w)]
                 east[d * R + r] = fin[uint32(o + e)]
         up[d] = fin[uint32(base + n)]
         down[d] = fin[uint32(base + s)]
 
     @cuda.jit(device=True)
-    def compute(fout, base, rows, tx, j0, ny, zin, xin, live, d, below, above, cen, west, east,
-                up, down, c0, c1, c2, c3, c4, c5, c6):
+    def compute(fin, fout, base, rows, tx, w, e, j0, ny, zin, xin, live, d, below, above, cen,
+                west, east, up, down, c0, c1, c2, c3, c4, c5, c6):
         for r in range(R):
             if j0 + r < ny:                      # the same for every lane of a warp
                 h = cen[d * R + r]
-                if shuffle:
+                if late_x:
+                    o = int32(base + rows[r])
+                    left = fin[uint32(o - w)]
+                    right = fin[uint32(o + e)]
+                elif shuffle:
                     left = cuda.shfl_up_sync(FULL, h, 1)
                     right = cuda.shfl_down_sync(FULL, h, 1)
                     if tx == 0:
@@ -743,8 +750,9 @@ def _flat_kernel(R: int, D: int, BX: int, BY: int, PER: int, shuffle: bool = Fal
             if i + d < stop:
                 for r in range(R):
                     above[r] = cc[(d + 1) * R + r] if d < D - 1 else nc[r]
-                compute(fout, int32((i + d) * P), rows, tx, j0, ny, 0 < i + d < nz - 1, xin,
-                        live, d, below, above, cc, cw, ce, cu, cd, c0, c1, c2, c3, c4, c5, c6)
+                compute(fin, fout, int32((i + d) * P), rows, tx, w, e, j0, ny, 0 < i + d < nz - 1,
+                        xin, live, d, below, above, cc, cw, ce, cu, cd,
+                        c0, c1, c2, c3, c4, c5, c6)
                 for r in range(R):
                     below[r] = cc[d * R + r]
 
@@ -914,4 +922,17 @@ def variant_flat_rows4_host_views():
     for sm_90, compiled here without a GPU: 72 registers and no stack; the kernel-made views
     70 registers and the 224-byte stack. Not yet timed on a GPU."""
     return _flat_kernel(4, 1, 32, 4, 64, host_views=True)
+
+
+@_kernels32.lazy
+def variant_flat_rows4_late_x():
+    """``variant_flat_rows4_host_views`` with its x neighbours loaded when each plane is computed,
+    not ahead with the plane (``late_x``).
+
+    Attacks: L2 traffic. ncu put L2 at 77%, the busiest unit, at twice DRAM's bytes with a 65% hit
+    rate: a warp's x-1 and x+1 loads ask for the lines its centre load asks for, all three in flight
+    together, so each misses L1 and goes to L2. Loaded once the centres are in (a plane later),
+    they hit L1; 4 DRAM-bound loads and 2 halo rows stay in flight per thread. Not yet timed on a
+    GPU."""
+    return _flat_kernel(4, 1, 32, 4, 64, host_views=True, late_x=True)
 
