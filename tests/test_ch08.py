@@ -605,3 +605,18 @@ def test_reference_kernels_at_speed_size():
         print(f"{row['label']:45s} {row['ms']:8.3f} ms {row['gbps']:8.1f} GB/s "
               f"{row['of_copy']:6.0%} of copy  right: {row['right']}")
     assert all(row["right"] for row in rows)
+
+
+@pytest.mark.parametrize("name", ["variant_flat_rows4", "variant_flat_rows4_host_views",
+                                  "variant_flat_rows4_late_x"])
+def test_flat_bench_kernels_are_right_across_warps_tiles_and_chunks(name):
+    """The flat-offset bench rows on volumes wider than a warp and taller than a tile (partial
+    ones both ways) and deep enough for several z chunks: the visible cases are smaller."""
+    import copy
+
+    from autograder.grading.problem import Sizes
+    p = copy.copy(ch08.stencil_coarsened)
+    p.cpu_sizes = p.gpu_sizes = Sizes(visible=((9, 37, 70), (5, 17, 33)), hidden=(),
+                                      hidden_random=(0, 1, 2))
+    verdict = p.verdict(getattr(ch08, name)(), p.cases())
+    assert verdict.passed, verdict
