@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from autograder.problems.kit.kernels import KernelCache
+from autograder.problems.kit.kernels import KernelCache, pairs_fit
 
 # The tiled transpose: TILE × TILE tiles, blocks of TILE × BLOCK_ROWS threads.
 TILE = 32
@@ -135,25 +135,6 @@ def wide_transpose_8():
 
 
 # ---- 8-byte accesses: each thread moves two floats per load and per store ------------------------
-
-def _address(array) -> int | None:
-    """The device address of an array's first element (None where it cannot be told)."""
-    face = getattr(array, "__cuda_array_interface__", None)
-    return face["data"][0] if face else None
-
-
-def pairs_fit(*arrays) -> bool:
-    """Whether these C-contiguous float32 arrays can be read as uint64 pairs of floats: every
-    row an even number of floats, every array starting on an 8-byte boundary (the simulator has
-    no alignment to respect)."""
-    if any(tuple(a.shape)[-1] % 2 for a in arrays):
-        return False
-    from autograder.machine import device
-    if not device.current().is_gpu:
-        return True
-    return all(address is not None and address % 8 == 0
-               for address in (_address(a) for a in arrays))
-
 
 PAIR_COLS = 2 * TILE             # a pair tile: TILE rows × 64 columns of the input
 PAIR_PAD = PAIR_COLS + 1

@@ -62,3 +62,23 @@ class KernelCache:
 
     def clear(self) -> None:
         self._built.clear()
+
+
+def device_address(array) -> int | None:
+    """The device address of an array's first element (None where it cannot be told)."""
+    face = getattr(array, "__cuda_array_interface__", None)
+    return face["data"][0] if face else None
+
+
+def pairs_fit(*arrays) -> bool:
+    """Whether these C-contiguous float32 arrays can be read as uint64 pairs of floats (8-byte
+    loads and stores): every row an even number of floats, every array starting on an 8-byte
+    boundary (the simulator has no alignment to respect)."""
+    if any(tuple(a.shape)[-1] % 2 for a in arrays):
+        return False
+    from autograder.machine import device
+    if not device.current().is_gpu:
+        return True
+    return all(address is not None and address % 8 == 0
+               for address in (device_address(a) for a in arrays))
+
