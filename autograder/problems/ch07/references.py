@@ -108,9 +108,47 @@ def _rows_loop():
 # columns loads cols + 2r values per input row instead of cols(2r + 1). Threads whose window leaves
 # the image (the image's border) take a plain path with bounds checks.
 
+def _accumulate(L: list[str], F: np.ndarray, t: int, rows: int, cols: int, started: set) -> None:
+    """The FMAs that input row t (its values v{t}_b) gives the thread's running sums: output row k
+    uses filter row t - k, each weight an immediate operand."""
+    d = F.shape[0]
+    for k in range(rows):
+        a = t - k
+        if 0 <= a < d:
+            for c in range(cols):
+                for bb in range(d):
+                    f = repr(float(F[a, bb]))
+                    name = f"acc{k}_{c}"
+                    if name in started:
+                        L.append(f"        {name} += float32({f}) * v{t}_{c + bb}")
+                    else:
+                        L.append(f"        {name} = float32({f}) * v{t}_{c + bb}")
+                        started.add(name)
+
+
+def _border_path(rows: int, cols: int, r: int) -> list[str]:
+    """The branch for threads whose window leaves the image: bounds checks, the filter from
+    constant memory."""
+    d = 2 * r + 1
+    return ["    else:",
+            "        Fc = cuda.const.array_like(FILTER)",
+            f"        for k in range({rows}):",
+            f"            for c in range({cols}):",
+            "                i, j = row0 + k, col + c",
+            "                if i < h and j < w:",
+            "                    s = float32(0)",
+            f"                    for a in range({d}):",
+            f"                        ii = i + a - {r}",
+            "                        if ii >= 0 and ii < h:",
+            f"                            for b in range({d}):",
+            f"                                jj = j + b - {r}",
+            "                                if jj >= 0 and jj < w:",
+            "                                    s += Fc[a, b] * image[ii, jj]",
+            "                    out[i, j] = s"]
+
+
 def _conv_source(F: np.ndarray, rows: int, cols: int) -> str:
     r = F.shape[0] // 2
-    d = 2 * r + 1
     nv = cols + 2 * r
     L = ["def conv2d_unrolled(image, out):",
          "    h, w = image.shape",
@@ -125,37 +163,11 @@ def _conv_source(F: np.ndarray, rows: int, cols: int) -> str:
     for t in range(rows + 2 * r):
         for b in range(nv):
             L.append(f"        v{t}_{b} = image[uint64(i0 + {t}), uint64(j0 + {b})]")
-        for k in range(rows):
-            a = t - k
-            if 0 <= a < d:
-                for c in range(cols):
-                    for bb in range(d):
-                        f = repr(float(F[a, bb]))
-                        name = f"acc{k}_{c}"
-                        if name in started:
-                            L.append(f"        {name} += float32({f}) * v{t}_{c + bb}")
-                        else:
-                            L.append(f"        {name} = float32({f}) * v{t}_{c + bb}")
-                            started.add(name)
+        _accumulate(L, F, t, rows, cols, started)
     for k in range(rows):
         for c in range(cols):
             L.append(f"        out[uint64(row0 + {k}), uint64(col + {c})] = acc{k}_{c}")
-    L += ["    else:",
-          "        Fc = cuda.const.array_like(FILTER)",
-          f"        for k in range({rows}):",
-          f"            for c in range({cols}):",
-          "                i, j = row0 + k, col + c",
-          "                if i < h and j < w:",
-          "                    s = float32(0)",
-          f"                    for a in range({d}):",
-          f"                        ii = i + a - {r}",
-          "                        if ii >= 0 and ii < h:",
-          f"                            for b in range({d}):",
-          f"                                jj = j + b - {r}",
-          "                                if jj >= 0 and jj < w:",
-          "                                    s += Fc[a, b] * image[ii, jj]",
-          "                    out[i, j] = s"]
-    return "\n".join(L) + "\n"
+    return "\n".join(L + _border_path(rows, cols, r)) + "\n"
 
 
 def _unrolled_conv(rows: int, cols: int, block: tuple[int, int]):
@@ -205,7 +217,6 @@ def conv_unrolled_16x2():
 
 def _conv_pairs_source(F: np.ndarray, rows: int, odd_width: bool) -> str:
     r = F.shape[0] // 2
-    d = 2 * r + 1
     cols = 2
     nv = cols + 2 * r
     assert r % 2 == 0 and rows % 2 == 0
@@ -234,18 +245,7 @@ def _conv_pairs_source(F: np.ndarray, rows: int, odd_width: bool) -> str:
             p, half = ((b + 1) // 2, (b + 1) % 2) if odd else (b // 2, b % 2)
             bits = f"p{p} >> uint64(32)" if half else f"p{p} & uint64(0xFFFFFFFF)"
             L.append(f"        v{t}_{b} = uint32({bits}).view(np.float32)")
-        for k in range(rows):
-            a = t - k
-            if 0 <= a < d:
-                for c in range(cols):
-                    for bb in range(d):
-                        f = repr(float(F[a, bb]))
-                        name = f"acc{k}_{c}"
-                        if name in started:
-                            L.append(f"        {name} += float32({f}) * v{t}_{c + bb}")
-                        else:
-                            L.append(f"        {name} = float32({f}) * v{t}_{c + bb}")
-                            started.add(name)
+        _accumulate(L, F, t, rows, cols, started)
     for k in range(rows):
         if odd_width and k % 2 == 1:
             for c in range(cols):
@@ -254,22 +254,7 @@ def _conv_pairs_source(F: np.ndarray, rows: int, odd_width: bool) -> str:
             L.append(f"        out2[(top + uint64({k}) * ww) >> uint64(1)] = "
                      f"uint64(acc{k}_0.view(np.uint32)) | "
                      f"(uint64(acc{k}_1.view(np.uint32)) << uint64(32))")
-    L += ["    else:",
-          "        Fc = cuda.const.array_like(FILTER)",
-          f"        for k in range({rows}):",
-          f"            for c in range({cols}):",
-          "                i, j = row0 + k, col + c",
-          "                if i < h and j < w:",
-          "                    s = float32(0)",
-          f"                    for a in range({d}):",
-          f"                        ii = i + a - {r}",
-          "                        if ii >= 0 and ii < h:",
-          f"                            for b in range({d}):",
-          f"                                jj = j + b - {r}",
-          "                                if jj >= 0 and jj < w:",
-          "                                    s += Fc[a, b] * image[ii, jj]",
-          "                    out[i, j] = s"]
-    return "\n".join(L) + "\n"
+    return "\n".join(L + _border_path(rows, cols, r)) + "\n"
 
 
 class PairedConv:
