@@ -930,9 +930,9 @@ def variant_flat_rows4_late_x():
     not ahead with the plane (``late_x``).
 
     Attacks: L2 traffic. ncu put L2 at 77%, the busiest unit, at twice DRAM's bytes with a 65% hit
-    rate: a warp's x-1 and x+1 loads ask for the lines its centre load asks for, all three in flight
-    together, so each misses L1 and goes to L2. Loaded once the centres are in (a plane later),
-    they hit L1; 4 DRAM-bound loads and 2 halo rows stay in flight per thread. Not yet timed on a
-    GPU."""
+    rate. A warp's x-1 and x+1 loads ask for the lines its centre load asks for, all three issued
+    together a plane ahead, so (the hypothesis this row tests) the neighbours' requests miss L1
+    as well and go to L2. Loaded once the centres are in (a plane later), they should hit L1;
+    4 DRAM-bound loads and 2 halo rows stay in flight per thread. Not yet timed on a GPU."""
     return _flat_kernel(4, 1, 32, 4, 64, host_views=True, late_x=True)
 
