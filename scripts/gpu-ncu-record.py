@@ -101,7 +101,6 @@ METRICS = [
     "launch__block_size", "launch__grid_size",
     "sm__throughput.avg.pct_of_peak_sustained_elapsed",
     "lts__t_bytes.sum",
-    "l1tex__t_sector_hit_rate.pct", "lts__t_sector_hit_rate.pct",
 ]
 
 
