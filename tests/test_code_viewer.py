@@ -293,3 +293,18 @@ def test_pictures_are_not_drawn_while_the_notebook_is_graded(monkeypatch, capsys
     assert "memory accesses: not drawn while the notebook is graded" in said
     monkeypatch.delenv("AAG_GRADING")
     assert isinstance(code.show_code(saxpy, *args), code.KernelCode)
+
+
+@cuda.jit
+def reshapes(x, out):
+    flat = x.reshape(x.size)                        # Numba's reshape helper, linked on a GPU
+    i = cuda.grid(1)
+    if i < out.size:
+        out[i] = flat[i]
+
+
+def test_a_kernel_that_calls_numbas_own_helpers_says_why_it_has_no_sass(tools):
+    view = code.compile_kernels([(reshapes, (), "float32[:, ::1], float32[::1]")], cc=(9, 0))[0]
+    assert view.ptx and not view.sass and view.resources.registers
+    said = " ".join(n["text"] for n in view.notes if n["kind"] == "tool")
+    assert "numba_attempt_nocopy_reshape" in said and "linking failed" not in said

@@ -746,7 +746,19 @@ def _fill(code: KernelCode, result: dict) -> None:
     m = re.search(r"release (\d+\.\d+)", code.ptx)
     code.toolkit = m.group(1) if m else ""
     if result.get("link_error") and "nvJitLink" not in code.missing:
-        code.notes.append({"line": 0, "kind": "tool", "text": "linking failed: " + result["link_error"]})
+        helpers = sorted(set(re.findall(r"^\s*\.extern\s+\.func\s+(?:\([^)]*\)\s*)?(\w+)",
+                                        code.ptx, re.M)))
+        if helpers:
+            # Numba links these in when it loads the kernel on a GPU; here the kernel is linked
+            # alone, so there is no SASS, but ptxas has already reported its figures.
+            text = (f"No SASS for this kernel: it calls {', '.join(helpers)}, code that Numba "
+                    "links in only when it loads the kernel on a GPU (reshape inside a kernel "
+                    "calls numba_attempt_nocopy_reshape), and the viewer links the kernel alone. "
+                    "The PTX and the compiler's figures (registers, stack) are still the "
+                    "kernel's own.")
+        else:
+            text = "linking failed: " + result["link_error"]
+        code.notes.append({"line": 0, "kind": "tool", "text": text})
     if result.get("disasm_error"):
         code.notes.append({"line": 0, "kind": "tool", "text": "nvdisasm failed: " + result["disasm_error"]})
 
