@@ -345,18 +345,19 @@ except ag.timing.NeedsGPU as why:
 # The course's sum (chapter 10), scan (chapter 11) and histogram (chapter 9) are called two ways
 # below. The **exercise launch** is how the checks launch a kernel: the output zeroed by a small
 # kernel (the scan: four fills, of its tile flags, its two arrays of partial sums and its tile
-# counter), then the kernel, each through Numba's launch. The **course helpers** (`sum_on_device`, `scan_on_device`,
-# `histogram_on_device`, in each chapter's `references.py`) are written for code outside the
-# exercises: the launch is bound once (the bound launch above), scratch arrays are kept between
-# calls, and an output is zeroed by one driver call instead of a kernel. Beside them, where they
-# are installed, PyTorch's and CUB's own calls on the same arrays. The chart is the course's run
-# on the H200: each bar is a call's end-to-end time, its dark part the GPU's own time, the
-# light rest Python's and the driver's.
+# counter), then the kernel, each through Numba's launch. The **course helpers**
+# (`sum_on_device`, `scan_on_device`, `histogram_on_device`, in each chapter's `references.py`)
+# are written for code outside the exercises: the launch is bound once (the bound launch
+# above), scratch arrays are kept between calls, and an output is zeroed by one driver call
+# instead of a kernel. Beside them, where they are installed, PyTorch's and CUB's own calls on
+# the same arrays. The chart is the course's run on the H200: each bar is a call's end-to-end
+# time, its dark part the GPU's own time, the light rest Python's and the driver's.
 #
 # What it shows:
 #
-# - **At 2^18 elements (1 MiB) the host decides.** Every call's GPU time is 5 to 14 µs; end to
-#   end they take 16 to 382 µs. The exercise launch of the scan, five launches through Numba
+# - **At 2^18 elements (1 MiB) the host decides.** The GPU's work for a sum, a scan or a
+#   histogram takes 5 to 14 µs (PyTorch's histogram aside); end to end the calls take 16 to
+#   382 µs. The exercise launch of the scan, five launches through Numba
 #   (one empty kernel's launch cost Python 56 µs on that machine), takes 382 µs for 13 µs of GPU
 #   work.
 # - **Binding the launch and keeping the scratch closes most of the gap.** At 2^24 elements

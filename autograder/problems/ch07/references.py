@@ -204,7 +204,7 @@ def conv_unrolled_16x2():
     return _kernels.get("conv_unrolled_16x2", lambda: _unrolled_conv(16, 2, (64, 4)))
 
 
-# ---- 8-byte loads: the reference's design through pairs of floats ---------------------------------
+# ---- 8-byte loads: the reference's design through pairs of floats -------------------------------
 #
 # The reference's warp reads a row's window at a stride of 8 bytes (each thread's 2 columns), so
 # each of its cols + 2r loads per row spans 256 bytes for 128 used, and Nsight Compute found the

@@ -918,9 +918,9 @@ def variant_flat_rows4_host_views():
     calls Numba's reshape helper twice per thread, through 224 bytes of stack (40 local stores
     of shapes and strides per thread in its PTX): 574,464 threads at the speed size, some 180 MB
     of local-memory writes (to L1, and on to L2 where evicted) beside 1.08 GB of data, with L2
-    the busiest unit (77%). Same loads, arithmetic and launch otherwise (both kernels inline one body). ptxas
-    for sm_90, compiled here without a GPU: 72 registers and no stack; the kernel-made views
-    70 registers and the 224-byte stack. Not yet timed on a GPU."""
+    the busiest unit (77%). Same loads, arithmetic and launch otherwise (both kernels inline one
+    body). ptxas for sm_90, compiled here without a GPU: 72 registers and no stack; the
+    kernel-made views 70 registers and the 224-byte stack. Not yet timed on a GPU."""
     return _flat_kernel(4, 1, 32, 4, 64, host_views=True)
 
 
