@@ -451,11 +451,15 @@ def test_pair_loads_give_the_reference_builds_answer_bit_for_bit(h, w, r):
     from autograder.problems.ch07 import references as R
     F = ag.problems.ch07.conv_filter(7, r)
     img = np.random.default_rng(h * w).standard_normal((h, w)).astype(np.float32)
+    from autograder.problems.kit.kernels import pairs_fit
     got = {}
     for name, factory in (("pairs", R.conv_pairs_8x2()), ("reference", R.reference_conv2d_tiled())):
         blocks, threads = R.own_launch_shape(factory, h, w)
+        d_img = cuda.to_device(img)
         d_out = cuda.to_device(np.full((h, w), np.nan, np.float32))
-        factory(F)[blocks, threads](cuda.to_device(img), d_out)
+        # fresh arrays start 8-byte aligned: the pair kernels run, not the fallback
+        assert pairs_fit(d_img.reshape(h * w)[:2], d_out.reshape(h * w)[:2])
+        factory(F)[blocks, threads](d_img, d_out)
         got[name] = d_out.copy_to_host()
     assert not np.isnan(got["pairs"]).any()
     np.testing.assert_array_equal(got["pairs"], got["reference"])
