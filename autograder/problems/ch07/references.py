@@ -308,6 +308,6 @@ def _paired_conv(rows: int, block: tuple[int, int]):
 
 def conv_pairs_8x2():
     """For `aag bench`: the reference's design (8 rows × 2 columns per thread, blocks of 64 × 4)
-    reading each row's window as pairs of floats (8-byte loads, a warp's contiguous)."""
+    reading each row's window as pairs of floats (8-byte loads; a warp's are contiguous)."""
     return _kernels.get("conv_pairs_8x2", lambda: _paired_conv(REF_ROWS, REF_BLOCK))
 
