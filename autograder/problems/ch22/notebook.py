@@ -361,7 +361,13 @@ def _cupy_graph_rows(launches: int) -> list[dict]:
 
 CALLS = "ch22_calls"         # the recorded per-call costs: h200_ch22_calls.json in this folder
 CALL_SIZES = (1 << 18, 1 << 24)
-CALL_KINDS = ("exercise launch", "course helper", "PyTorch", "CUB", "CuPy")
+# A row's kind, read from the start of its label (the empty kernel's rows are "launch").
+_KIND_OF_PREFIX = (("exercise", "exercise launch"), ("course helper", "course helper"),
+                   ("torch.", "PyTorch"), ("CUB", "CUB"), ("cupy.", "CuPy"))
+CALL_KINDS = tuple(kind for _, kind in _KIND_OF_PREFIX)
+# The empty kernel's two launches the chart draws as the floor (the table has a third).
+_NUMBA_LAUNCH = "empty kernel, Numba: k[1, 32](a, b)"
+_BOUND_LAUNCH = "empty kernel, bound launch (one cuLaunchKernel)"
 
 
 def call_costs(sizes=CALL_SIZES, repeats: int = 40, more=None) -> dict:
@@ -411,9 +417,9 @@ def call_costs(sizes=CALL_SIZES, repeats: int = 40, more=None) -> dict:
 
     configured = empty[1, 32]
     bound_empty = BoundLaunch(empty, 1, 32, a, b)
-    add("launch", 0, "empty kernel, Numba: k[1, 32](a, b)", lambda: empty[1, 32](a, b))
+    add("launch", 0, _NUMBA_LAUNCH, lambda: empty[1, 32](a, b))
     add("launch", 0, "empty kernel, Numba, configured once: kc(a, b)", lambda: configured(a, b))
-    add("launch", 0, "empty kernel, bound launch (one cuLaunchKernel)", bound_empty)
+    add("launch", 0, _BOUND_LAUNCH, bound_empty)
     rng = np.random.default_rng(23)
     for n in sizes:
         x = cuda.to_device(rng.uniform(-1, 1, n).astype(np.float32))
@@ -457,8 +463,7 @@ def call_kind(label: str) -> str:
     kernel's rows)."""
     if label.startswith("empty kernel"):
         return "launch"
-    for prefix, kind in (("exercise", "exercise launch"), ("course helper", "course helper"),
-                         ("torch.", "PyTorch"), ("CUB", "CUB"), ("cupy.", "CuPy")):
+    for prefix, kind in _KIND_OF_PREFIX:
         if label.startswith(prefix):
             return kind
     return label
@@ -499,15 +504,14 @@ def call_bars(rows: list[dict], n: int) -> list[dict]:
     """What one panel of :func:`show_calls` draws for size ``n``: the empty kernel's launches,
     then per operation the exercise's launch, the course's helper, PyTorch and CUB (CuPy and
     failed rows left to the table), each {label, op, kind, device_us, end_to_end_us}."""
-    keep = {"launch": ("empty kernel, Numba: k[1, 32](a, b)",
-                       "empty kernel, bound launch (one cuLaunchKernel)")}
     bars = []
     for op in ("launch", "sum", "scan", "histogram"):
         for r in rows:
             if r["op"] != op or "error" in r or (op != "launch" and r["n"] != n):
                 continue
             kind = call_kind(r["label"])
-            if (op == "launch" and r["label"] not in keep["launch"]) or kind == "CuPy":
+            if (op == "launch" and r["label"] not in (_NUMBA_LAUNCH, _BOUND_LAUNCH)
+                    or kind == "CuPy"):
                 continue
             bars.append({"label": r["label"], "op": op, "kind": kind,
                          "device_us": r["device_us"], "end_to_end_us": r["end_to_end_us"]})
