@@ -83,6 +83,11 @@ ISSUE23_TARGETS = [
     ("ch12", "merge_tiled", None, "merge path, 256 × 11 (course reference)", "merge_path_tiles"),
     ("ch11", "scan_single_pass", CUB, "scan, CUB's DeviceScan::InclusiveSum (cuda.compute)",
      ".*DeviceScanKernel"),
+    ("ch10", "reduce_sum", None, "sum, course reference (4 pairs in flight per thread)"),
+    ("ch10", "reduce_sum", "the reference with 8 pairs (64 bytes) in flight per thread",
+     "sum, 8 pairs in flight per thread"),
+    ("ch10", "reduce_sum", CUB, "sum, CUB's DeviceReduce::Sum (cuda.compute)",
+     ".*DeviceReduceKernel"),
 ]
 
 METRICS = [

@@ -712,3 +712,23 @@ def test_judge_on_a_gpu_runs_the_other_warp_size_in_cpu_mode(monkeypatch, entry,
         assert "again at warp size 64 in CPU mode" in text
     else:
         assert "warp size 64" in text and "in CPU mode by the grader" in text
+
+
+# ---- aag bench's sums with more bytes in flight -------------------------------------------------
+
+@pytest.mark.parametrize("pairs,per_sm", [(8, 0), (16, 0), (4, 6), (8, 6)])
+def test_sums_with_more_in_flight_are_right_after_full_passes(pairs, per_sm):
+    """The bench's sums with more bytes in flight (``in_flight``: 8 or 16 pairs per thread and
+    pass, or 6 blocks per SM on a grid of their own) pass the exercise's check at sizes where
+    every thread makes full passes of its widest loop, then its tail loop, with an odd last
+    element: the visible cases are too small for one pass of 8 pairs per thread."""
+    from autograder.core.spec import Case
+    problem = ch10.reduce_sum
+    rng = np.random.default_rng(10 * pairs + per_sm)
+    cases = []
+    for n in (2 * 128 * pairs * 3 + 101, 20_001):
+        case = Case(size=n, inputs=problem.make_inputs(rng, n))
+        case.threads, case.blocks = 64, 2
+        cases.append(case)
+    verdict = problem.verdict(ch10.in_flight(pairs, per_sm), cases)
+    assert verdict.passed, str(verdict)

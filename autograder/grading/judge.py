@@ -1069,16 +1069,41 @@ def _check_sample(problem, inputs: dict, n: int, idx: np.ndarray, got: dict) -> 
     return ""
 
 
-def time_reference(problem, host: list[dict], plan, size, blocks, threads) -> float:
-    """The course reference, timed with the same harness and plan as the learner's code."""
+class WrongAtSpeedSize(RuntimeError):
+    """A kernel timed by :func:`time_reference` with ``check`` failed a call or gave a wrong
+    output at the speed size."""
+
+
+def time_reference(problem, host: list[dict], plan, size, blocks, threads,
+                   check: bool = False) -> float:
+    """The course reference, timed with the same harness and plan as the learner's code.
+
+    ``check`` (``aag bench``, which times kernels the course's tests check only at the visible
+    sizes): every call must succeed, and the last call's output is sampled and checked at the
+    speed size as a learner's is, else :class:`WrongAtSpeedSize`. A kernel that picks its build
+    from the arrays (8-byte pairs where they fit) may take, at the speed size, a path no visible
+    case took."""
     from autograder.core.spec import Case
     from autograder.grading.runner import Harness
     harness = Harness()
     harness.speed_setup_from_host(problem, host, 1 + max(b for _, b in plan), size)
-    kernel = problem.reference_kernel()
-    case = Case(size=size, inputs={}, blocks=blocks, threads=threads)
-    times = [harness.timed_call(problem, kernel, case, c, b)["ms"] for c, b in plan[:3] + plan]
-    harness.release()
+    try:
+        kernel = problem.reference_kernel()
+        case = Case(size=size, inputs={}, blocks=blocks, threads=threads)
+        times = []
+        for c, b in plan[:3] + plan:
+            call = harness.timed_call(problem, kernel, case, c, b)
+            if check and call["error"]:
+                raise WrongAtSpeedSize(f"a timed call failed: {call['error'].splitlines()[-1]}")
+            times.append(call["ms"])
+        if check:
+            out_count = int(np.prod(next(iter(problem.outputs(size).values()))[0]))
+            idx = _sample_indices(np.random.default_rng(len(plan)), out_count)
+            wrong = _check_sample(problem, host[c], out_count, idx, harness.sample(b, idx))
+            if wrong:
+                raise WrongAtSpeedSize(f"wrong at the speed size: {wrong}")
+    finally:
+        harness.release()
     return float(np.median(times[3:]))
 
 

@@ -1,2 +1,3 @@
 """The ``aag`` command line and what it runs: ``cli``, ``build`` (notebooks from source/),
-``bench`` (the reference kernels on a GPU), ``doctor``, ``workspace`` and ``grade`` (self-study)."""
+``bench`` (the reference kernels on a GPU) and ``goals`` (what they are held to), ``doctor``,
+``workspace`` and ``grade`` (self-study)."""

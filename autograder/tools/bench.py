@@ -23,6 +23,7 @@ from autograder.machine import timing
 from autograder.machine.facts import gpu_facts as _device_facts
 from autograder.machine.facts import peak_fp32_flops
 from autograder.machine.facts import versions as _versions
+from autograder.tools.goals import goals_table
 
 
 def _vector_add_variants():
@@ -100,7 +101,8 @@ def bench_problem(problem, repeats: int = 20, seed: int = 0, cpu: bool = True,
     baselines. Returns a row of numbers. ``variants``: a regular expression; only the bench
     variants whose label it matches are timed (all of them by default)."""
     import re
-    from autograder.grading.judge import time_reference
+    from autograder.grading.judge import WrongAtSpeedSize, time_reference
+    from autograder.problems.kit import kernels
     from autograder.problems import bench_variants
     from autograder.grading.runner import Harness, speed_inputs
     size = problem.gpu_sizes.speed
@@ -108,16 +110,20 @@ def bench_problem(problem, repeats: int = 20, seed: int = 0, cpu: bool = True,
     rng = np.random.default_rng(seed)
     host = [speed_inputs(problem, 12345, c, size) for c in range(3)]
     plan = [(int(rng.integers(3)), int(rng.integers(2))) for _ in range(repeats)]
-    # A number for a wrong kernel is worth nothing: each kernel passes the visible cases first.
+    # A number for a wrong kernel is worth nothing: each kernel passes the visible cases first,
+    # and its last timed call's output is checked at the speed size (time_reference's check).
     verdict = problem.verdict(problem.reference_kernel(), problem.cases())
     if not verdict.passed:
         raise RuntimeError(f"the reference kernel of {problem.name} is wrong: {verdict}")
-    ref_ms = time_reference(problem, host, plan, size, blocks, threads)
+    with kernels.choices() as chosen:
+        ref_ms = time_reference(problem, host, plan, size, blocks, threads, check=True)
     nbytes = problem.bytes_moved(size)
     flops = problem.flops(size) if problem.flops else 0
     row = {"problem": problem.name, "title": problem.title, "size": size,
            "launch": {"blocks": blocks, "threads": threads}, "bytes": nbytes, "flops": flops,
            "reference_ms": ref_ms}
+    if chosen:
+        row["builds"] = {"course reference": sorted(set(chosen))}
     ceiling = timing.copy_ceiling(nbytes)
     row["copy_ms"], row["copy_label"] = ceiling.median_ms, ceiling.label
     for label, factory in bench_variants(problem).items():
@@ -129,8 +135,15 @@ def bench_problem(problem, repeats: int = 20, seed: int = 0, cpu: bool = True,
         if not verdict.passed:         # no number for a wrong kernel; the other rows go on
             row.setdefault("variant_errors", {})[label] = str(verdict)[:500]
             continue
-        row.setdefault("variants", {})[label] = time_reference(variant, host, plan, size, blocks,
-                                                                threads)
+        try:
+            with kernels.choices() as chosen:
+                ms = time_reference(variant, host, plan, size, blocks, threads, check=True)
+        except WrongAtSpeedSize as why:
+            row.setdefault("variant_errors", {})[label] = str(why)[:500]
+            continue
+        row.setdefault("variants", {})[label] = ms
+        if chosen:                 # a launcher that picks its build: say which one was timed
+            row.setdefault("builds", {})[label] = sorted(set(chosen))
     torch_op = _TORCH_OPS.get(problem.name)
     if problem.vendor is not None or torch_op is not None or problem.name in _CUB_OPS:
         # The libraries' rows read the same inputs, copied to the device once for both.
@@ -437,7 +450,17 @@ def main(argv=None) -> int:
                              "most of a run's time)")
     parser.add_argument("--copy-cost", action="store_true",
                         help="also run chapter 2's copy-cost experiment with the reference kernel")
+    parser.add_argument("--goals", metavar="BENCH_JSON",
+                        help="print what the reference kernels are held to, met or not, from a "
+                             "bench.json written earlier (or a file holding such runs), and stop; "
+                             "no GPU needed (a run prints the same table last)")
     args = parser.parse_args(argv)
+    if args.goals:
+        from autograder.tools.goals import runs_in
+        with open(args.goals) as f:
+            for name, run in runs_in(json.load(f)).items():
+                print(f"{name}:\n\n{goals_table(run)}\n")
+        return 0
     try:
         timing.require_gpu("aag bench")
     except timing.NeedsGPU as why:
@@ -483,6 +506,8 @@ def main(argv=None) -> int:
             print(f"{r['problem']}: {r['error']}")
         for label, why in r.get("variant_errors", {}).items():
             print(f"{r['problem']}: the bench kernel {label!r} is wrong, not timed: {why}")
+        for label, builds in r.get("builds", {}).items():
+            print(f"{r['problem']}: {label!r} chose at run time, and ran: {'; '.join(builds)}")
     payload["references"] = rows
     if args.calls:
         from autograder.problems.ch22 import calls_table
@@ -493,6 +518,9 @@ def main(argv=None) -> int:
         for label, text in calls["profiles"].items():
             print(f"Python's time in {label}, by function (cProfile):\n{text}")
         payload["calls"] = calls
+    tables.append("What the reference kernels are held to (yardsticks from this run):\n\n" +
+                  goals_table(payload))
+    print(tables[-1])
     if args.out:
         os.makedirs(args.out, exist_ok=True)
         if args.copy_cost:

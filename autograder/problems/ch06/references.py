@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from autograder.problems.kit.kernels import KernelCache, pairs_fit
+from autograder.problems.kit.kernels import KernelCache, chose, pairs_fit
 
 # The tiled transpose: TILE × TILE tiles, blocks of TILE × BLOCK_ROWS threads.
 TILE = 32
@@ -188,8 +188,10 @@ class PairTranspose:
     def __getitem__(self, config):
         def launch(inp, out):
             if not pairs_fit(inp, out):
+                chose("the reference (no pairs: a dimension is odd or an array unaligned)")
                 reference_transpose_tiled()[config](inp, out)
                 return
+            chose("8-byte pairs")
             m, n = inp.shape
             grid = ((n + PAIR_COLS - 1) // PAIR_COLS, (m + TILE - 1) // TILE)
             _pair_transpose()[grid, TRANSPOSE_BLOCK](inp.view(np.uint64), out.view(np.uint64))
@@ -398,6 +400,9 @@ class OwnLaunch:
             (m, k), n = A.shape, B.shape[1]
             blocks, threads = big_tile_shape(m, n)
             kernel = self.pick(A, B)
+            if self.paired is not None:
+                chose("8-byte pairs" if kernel is self.paired else
+                      "the one-float build (no pairs: K or N odd, or A or B unaligned)")
             # Flat views of A and B (no copy: both are C-contiguous), as uint64 pairs for the
             # paired build; the kernel indexes them with one running index each.
             a, b = A.reshape(m * k), B.reshape(k * n)

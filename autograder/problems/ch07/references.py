@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from autograder.problems.kit.kernels import KernelCache, pairs_fit
+from autograder.problems.kit.kernels import KernelCache, chose, pairs_fit
 
 # Each thread of the reference computes REF_ROWS × REF_COLS outputs (REF_ROWS rows of REF_COLS
 # adjacent columns), keeping the running sums in registers: an input row it loads (REF_COLS + 2r
@@ -272,9 +272,11 @@ class PairedConv:
             size = h * w
             flat_in, flat_out = image.reshape(size), out.reshape(size)
             if self.even is None or size < 2 or not pairs_fit(flat_in[:2], flat_out[:2]):
+                chose("the scalar build (no pairs: an odd radius or an unaligned image)")
                 self.plain[config](image, out)
                 return
             kernel = self.odd if w % 2 else self.even
+            chose(f"8-byte pairs ({'odd' if w % 2 else 'even'} width)")
             whole = size - size % 2
             kernel[config](image, out, flat_in[:whole].view(np.uint64),
                            flat_out[:whole].view(np.uint64))

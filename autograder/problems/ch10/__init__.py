@@ -66,7 +66,7 @@ and the book's kernels ``aag bench`` times, ``notebook.py`` what the notebook's 
 
 from autograder.problems.ch10.notebook import (measure, plot_measurements, profile_table,
                                                tree_profile)
-from autograder.problems.ch10.references import (COARSE, book_kernel, four_in_flight,
+from autograder.problems.ch10.references import (COARSE, book_kernel, four_in_flight, in_flight,
                                                  plain_grid_stride, reference_sum, segment_kernel)
 from autograder.problems.ch10.specs import (BASELINES, PORTABILITY_NOTE, WARP_BLOCKS, SumProblem,
                                             at_warp_size, device_warp_size, diagnose_sum,
@@ -77,10 +77,10 @@ from autograder.problems.ch10.specs import (BASELINES, PORTABILITY_NOTE, WARP_BL
 
 __all__ = ["BASELINES", "PORTABILITY_NOTE", "WARP_BLOCKS", "SumProblem", "at_warp_size",
            "book_kernel", "device_warp_size", "diagnose_sum", "diagnose_warp_sums", "exact_sum",
-           "grid_stride_chain", "magnitude", "make_values", "make_values_fast", "measure",
-           "plot_measurements", "profile_table", "reduce_sum", "reduce_time_bound", "reduce_tree",
-           "reference_sum", "segment_kernel", "speed_shape", "sum_tolerance", "tree_chain",
-           "tree_profile", "warp_chain", "warp_sums"]
+           "grid_stride_chain", "in_flight", "magnitude", "make_values", "make_values_fast",
+           "measure", "plot_measurements", "profile_table", "reduce_sum", "reduce_time_bound",
+           "reduce_tree", "reference_sum", "segment_kernel", "speed_shape", "sum_tolerance",
+           "tree_chain", "tree_profile", "warp_chain", "warp_sums"]
 
 PROBLEMS = (reduce_tree, warp_sums, reduce_sum, reduce_time_bound)
 
@@ -93,4 +93,8 @@ BENCH_VARIANTS = {"reduce_sum": {
     f"convergent, coarsened x{COARSE} (PMPP 10.8)": lambda: book_kernel("coarsened"),
     "grid-stride, one float per load, shuffles": plain_grid_stride,
     "grid-stride, four floats in flight, shuffles": four_in_flight,
+    # What each of the next three tests is in in_flight's docstring (references.py).
+    "the reference with 8 pairs (64 bytes) in flight per thread": lambda: in_flight(8),
+    "the reference on 6 blocks of 256 per SM": lambda: in_flight(4, per_sm=6),
+    "8 pairs in flight per thread, 6 blocks of 256 per SM": lambda: in_flight(8, per_sm=6),
 }}

@@ -17,15 +17,11 @@ _kernels = KernelCache(globals(), "cuda", "float32", "uint32", "uint64")
 
 
 @_kernels.lazy
-def reference_sum():
-    """The course's fastest clean sum: each thread reads the float32 data as 8-byte pairs
-    (uint64 loads: half the load instructions), four pairs in flight per loop pass into four
-    accumulators, unsigned indices (no negative-index wraparound code); then shuffles, the warps'
-    partial sums through shared memory, and one atomic per block. Wants the speed launch
-    (:func:`speed_shape`: 256 threads, 4 blocks per SM), and ``x`` aligned to 8 bytes (every array
-    from ``cuda.to_device`` or ``cuda.device_array`` is; a view starting at an odd element is
-    not)."""
-
+def _pieces():
+    """The device functions the grid-stride sums share: ``low(u)`` and ``high(u)``, the two floats
+    of an 8-byte pair, and ``block_total(v, out)``, which adds every thread's ``v`` into
+    ``out[0]``: shuffles within each warp, the warps' partial sums through shared memory, then
+    one atomic per block (every thread of the block calls it)."""
     @cuda.jit(device=True)
     def low(u):
         return uint32(u & 0xFFFFFFFF).view(np.float32)   # the first float of a pair
@@ -34,9 +30,44 @@ def reference_sum():
     def high(u):
         return uint32(u >> 32).view(np.float32)          # the second
 
+    @cuda.jit(device=True, inline="always")
+    def block_total(v, out):
+        partials = cuda.shared.array(MAX_WARPS, float32)
+        lane = cuda.threadIdx.x % cuda.warpsize
+        warp = cuda.threadIdx.x // cuda.warpsize
+        mask = ~uint64(0) >> (64 - cuda.warpsize)      # every lane of the warp, 32 or 64
+        offset = cuda.warpsize // 2
+        while offset > 0:
+            v += cuda.shfl_down_sync(mask, v, offset)
+            offset //= 2
+        if lane == 0:
+            partials[warp] = v
+        cuda.syncthreads()
+        if warp == 0:
+            nwarps = (cuda.blockDim.x + cuda.warpsize - 1) // cuda.warpsize
+            v = partials[lane] if lane < nwarps else float32(0)
+            offset = cuda.warpsize // 2
+            while offset > 0:
+                v += cuda.shfl_down_sync(mask, v, offset)
+                offset //= 2
+            if lane == 0:
+                cuda.atomic.add(out, 0, v)
+    return low, high, block_total
+
+
+@_kernels.lazy
+def reference_sum():
+    """The course's fastest clean sum: each thread reads the float32 data as 8-byte pairs
+    (uint64 loads: half the load instructions), four pairs in flight per loop pass into four
+    accumulators, unsigned indices (no negative-index wraparound code); then shuffles, the warps'
+    partial sums through shared memory, and one atomic per block. Wants the speed launch
+    (:func:`speed_shape`: 256 threads, 4 blocks per SM), and ``x`` aligned to 8 bytes (every array
+    from ``cuda.to_device`` or ``cuda.device_array`` is; a view starting at an odd element is
+    not)."""
+    low, high, block_total = _pieces()
+
     @cuda.jit
     def reduce_sum_reference(x, out):
-        partials = cuda.shared.array(MAX_WARPS, float32)
         n = x.size
         npairs = n // 2
         pairs = x[:2 * npairs].view(np.uint64)
@@ -67,25 +98,7 @@ def reference_sum():
         if cuda.grid(1) == 0 and n % 2 == 1:
             a1 += x[n - 1]                               # the odd last element
         v = (a0 + a1) + (a2 + a3)
-        lane = cuda.threadIdx.x % cuda.warpsize
-        warp = cuda.threadIdx.x // cuda.warpsize
-        mask = ~uint64(0) >> (64 - cuda.warpsize)      # every lane of the warp, 32 or 64
-        offset = cuda.warpsize // 2
-        while offset > 0:
-            v += cuda.shfl_down_sync(mask, v, offset)
-            offset //= 2
-        if lane == 0:
-            partials[warp] = v
-        cuda.syncthreads()
-        if warp == 0:
-            nwarps = (cuda.blockDim.x + cuda.warpsize - 1) // cuda.warpsize
-            v = partials[lane] if lane < nwarps else float32(0)
-            offset = cuda.warpsize // 2
-            while offset > 0:
-                v += cuda.shfl_down_sync(mask, v, offset)
-                offset //= 2
-            if lane == 0:
-                cuda.atomic.add(out, 0, v)
+        block_total(v, out)
     return reduce_sum_reference
 
 
@@ -183,31 +196,14 @@ def book_kernel(kind: str):
 def plain_grid_stride():
     """The textbook grid-stride sum: one accumulator, one float per load, shuffles, one atomic per
     block (what a learner writes first)."""
+    block_total = _pieces()[2]
+
     @cuda.jit
     def reduce_sum_plain(x, out):
-        partials = cuda.shared.array(MAX_WARPS, float32)
         acc = float32(0)
         for i in range(cuda.grid(1), x.size, cuda.gridsize(1)):
             acc += x[i]
-        lane = cuda.threadIdx.x % cuda.warpsize
-        warp = cuda.threadIdx.x // cuda.warpsize
-        mask = ~uint64(0) >> (64 - cuda.warpsize)      # every lane of the warp, 32 or 64
-        offset = cuda.warpsize // 2
-        while offset > 0:
-            acc += cuda.shfl_down_sync(mask, acc, offset)
-            offset //= 2
-        if lane == 0:
-            partials[warp] = acc
-        cuda.syncthreads()
-        if warp == 0:
-            nwarps = (cuda.blockDim.x + cuda.warpsize - 1) // cuda.warpsize
-            acc = partials[lane] if lane < nwarps else float32(0)
-            offset = cuda.warpsize // 2
-            while offset > 0:
-                acc += cuda.shfl_down_sync(mask, acc, offset)
-                offset //= 2
-            if lane == 0:
-                cuda.atomic.add(out, 0, acc)
+        block_total(acc, out)
     return reduce_sum_plain
 
 
@@ -215,9 +211,10 @@ def plain_grid_stride():
 def four_in_flight():
     """The grid-stride sum with four float32 loads in flight per pass into four accumulators
     (the chapter's advice, without the 8-byte loads of the reference)."""
+    block_total = _pieces()[2]
+
     @cuda.jit
     def reduce_sum_four(x, out):
-        partials = cuda.shared.array(MAX_WARPS, float32)
         n = x.size
         stride = cuda.gridsize(1)
         i = cuda.grid(1)
@@ -235,28 +232,67 @@ def four_in_flight():
             a0 += x[i]
             i += stride
         v = (a0 + a1) + (a2 + a3)
-        lane = cuda.threadIdx.x % cuda.warpsize
-        warp = cuda.threadIdx.x // cuda.warpsize
-        mask = ~uint64(0) >> (64 - cuda.warpsize)      # every lane of the warp, 32 or 64
-        offset = cuda.warpsize // 2
-        while offset > 0:
-            v += cuda.shfl_down_sync(mask, v, offset)
-            offset //= 2
-        if lane == 0:
-            partials[warp] = v
-        cuda.syncthreads()
-        if warp == 0:
-            nwarps = (cuda.blockDim.x + cuda.warpsize - 1) // cuda.warpsize
-            v = partials[lane] if lane < nwarps else float32(0)
-            offset = cuda.warpsize // 2
-            while offset > 0:
-                v += cuda.shfl_down_sync(mask, v, offset)
-                offset //= 2
-            if lane == 0:
-                cuda.atomic.add(out, 0, v)
+        block_total(v, out)
     return reduce_sum_four
 
 
+
+
+def in_flight(pairs: int, per_sm: int = 0):
+    """The reference's loop with ``pairs`` 8-byte loads in flight per thread and pass (the
+    reference: 4, 32 bytes; ``pairs=4`` is the reference itself), into as many accumulators; with
+    ``per_sm``, on a grid of that many blocks of 256 threads per SM instead of the speed launch's
+    4 (:class:`OwnGrid`).
+
+    What it tests: CUB's sum (``cuda.compute``) ran 5% faster than the reference on the H200
+    (0.238 against 0.252 ms at 2^28). A thread of CUB's reduction has 16 floats in flight (64
+    bytes) where the reference's has 32 bytes, at 1024 threads per SM: 32 KiB per SM, about what
+    the H200's memory latency needs at full bandwidth (Little's law), with no margin. Twice the
+    bytes per thread doubles it; 6 blocks per SM (as many as fit at 33 to 40 registers per
+    thread; the reference compiles to 36 for sm_90) give 1.5 times."""
+    def make():
+        low, high, block_total = _pieces()
+        K = pairs
+
+        @cuda.jit
+        def reduce_sum_in_flight(x, out):
+            n = x.size
+            npairs = n // 2
+            xp = x[:2 * npairs].view(np.uint64)
+            stride = uint64(cuda.gridsize(1))
+            i = uint64(cuda.grid(1))
+            end = uint64(npairs)
+            acc = cuda.local.array(K, float32)
+            got = cuda.local.array(K, uint64)
+            for k in range(K):
+                acc[k] = float32(0)
+            while i + stride * uint64(K - 1) < end:      # K 8-byte loads in flight
+                for k in range(K):
+                    got[k] = xp[i + stride * uint64(k)]
+                for k in range(K):
+                    acc[k] += low(got[k]) + high(got[k])
+                i += stride * uint64(K)
+            while i < end:
+                u = xp[i]
+                acc[0] += low(u) + high(u)
+                i += stride
+            if cuda.grid(1) == 0 and n % 2 == 1:
+                acc[K - 1] += x[n - 1]                   # the odd last element
+            v = float32(0)
+            for k in range(K):
+                v += acc[k]
+            block_total(v, out)
+        return reduce_sum_in_flight
+    kernel = reference_sum() if pairs == 4 else _kernels.get(f"in_flight_{pairs}", make)
+    if not per_sm:
+        return kernel
+
+    def grid(n, threads):
+        from autograder.machine import device
+        if device.current().is_gpu:
+            return speed_shape(n, per_sm)[0]
+        return max(1, min(4, -(-int(n) // threads)))   # CPU mode: a few blocks, to be checked
+    return OwnGrid(kernel, grid, 256)
 
 
 # ---- the speed test's launch, and the sum for code outside the exercises ---------------------
@@ -264,14 +300,14 @@ def four_in_flight():
 SPEED_BLOCKS_PER_SM = 4     # of 256 threads: half of an H100/H200 SM's 2048 threads
 
 
-def speed_shape(n: int) -> tuple[int, int]:
+def speed_shape(n: int, per_sm: int = SPEED_BLOCKS_PER_SM) -> tuple[int, int]:
     """(blocks, threads) for the speed test: 256 threads, ``SPEED_BLOCKS_PER_SM`` blocks per SM
     (4: every block is resident at once even for kernels of up to 64 registers per thread, so no
-    block waits for a second wave; the course's kernels use at most 32, which would allow 8),
-    never more blocks than the data needs."""
+    block waits for a second wave), never more blocks than the data needs. ``per_sm``: another
+    number of blocks per SM."""
     from numba import cuda as numba_cuda
     sms = numba_cuda.get_current_device().MULTIPROCESSOR_COUNT
-    return max(1, min(sms * SPEED_BLOCKS_PER_SM, -(-int(n) // 256))), 256
+    return max(1, min(sms * per_sm, -(-int(n) // 256))), 256
 
 
 _sums = BoundLaunches()

@@ -10,9 +10,9 @@ pipeline's watch on its copies and waits, baselines, speed bars), ``references.p
 kernels and pipelines, ``notebook.py`` what the notebook's other cells call.
 """
 
-from autograder.problems.ch22.notebook import (CALL_KINDS, CALL_SIZES, CALLS, CHART, TIMELINE,
-                                               call_bars, call_costs, call_kind, calls_table,
-                                               chart, cpu_mode_table, draw_timeline,
+from autograder.problems.ch22.notebook import (BOUND_LAUNCH, CALL_KINDS, CALL_SIZES, CALLS, CHART,
+                                               TIMELINE, call_bars, call_costs, call_kind,
+                                               calls_table, chart, cpu_mode_table, draw_timeline,
                                                launch_overhead, measure, measure_pipeline,
                                                overlap, record_calls, record_timelines,
                                                recorded_calls, show_calls, show_cpu_mode,
@@ -27,16 +27,16 @@ from autograder.problems.ch22.specs import (BATCHED_SPEED, ILP_SPEED, StreamTrac
                                             batched_sample, ilp, ilp_blocks, ilp_inputs, pipeline,
                                             pipeline_inputs)
 
-__all__ = ["BATCHED_SPEED", "BENCH_VARIANTS", "CALLS", "CALL_KINDS", "CALL_SIZES", "CHART", "ILP",
-           "ILP_SPEED", "PROBLEMS", "THREADS", "TIMELINE", "StreamTrace", "axpb_tolerance",
-           "batched", "batched_inputs", "batched_sample", "call_bars", "call_costs", "call_kind",
-           "calls_table", "chart", "chunk_bounds", "cpu_mode_table", "draw_timeline", "ilp",
-           "ilp_blocks", "ilp_inputs", "launch_overhead", "measure", "measure_pipeline", "overlap",
-           "pipeline", "pipeline_inputs", "record_calls", "record_timelines", "recorded_calls",
-           "reference_axpb", "reference_batched", "reference_ilp", "reference_one_each",
-           "reference_pipeline", "reference_rounds", "serial_pipeline", "show_calls",
-           "show_cpu_mode", "show_recorded_timelines", "stamps_to_rows", "time_cpu", "timeline",
-           "try_pipeline"]
+__all__ = ["BATCHED_SPEED", "BENCH_VARIANTS", "BOUND_LAUNCH", "CALLS", "CALL_KINDS", "CALL_SIZES",
+           "CHART", "ILP", "ILP_SPEED", "PROBLEMS", "THREADS", "TIMELINE", "StreamTrace",
+           "axpb_tolerance", "batched", "batched_inputs", "batched_sample", "call_bars",
+           "call_costs", "call_kind", "calls_table", "chart", "chunk_bounds", "cpu_mode_table",
+           "draw_timeline", "ilp", "ilp_blocks", "ilp_inputs", "launch_overhead", "measure",
+           "measure_pipeline", "overlap", "pipeline", "pipeline_inputs", "record_calls",
+           "record_timelines", "recorded_calls", "reference_axpb", "reference_batched",
+           "reference_ilp", "reference_one_each", "reference_pipeline", "reference_rounds",
+           "serial_pipeline", "show_calls", "show_cpu_mode", "show_recorded_timelines",
+           "stamps_to_rows", "time_cpu", "timeline", "try_pipeline"]
 
 PROBLEMS = (pipeline, batched, ilp)
 

@@ -366,8 +366,8 @@ _KIND_OF_PREFIX = (("exercise", "exercise launch"), ("course helper", "course he
                    ("torch.", "PyTorch"), ("CUB", "CUB"), ("cupy.", "CuPy"))
 CALL_KINDS = tuple(kind for _, kind in _KIND_OF_PREFIX)
 # The empty kernel's two launches the chart draws as the floor (the table has a third).
-_NUMBA_LAUNCH = "empty kernel, Numba: k[1, 32](a, b)"
-_BOUND_LAUNCH = "empty kernel, bound launch (one cuLaunchKernel)"
+NUMBA_LAUNCH = "empty kernel, Numba: k[1, 32](a, b)"
+BOUND_LAUNCH = "empty kernel, bound launch (one cuLaunchKernel)"
 
 
 def call_costs(sizes=CALL_SIZES, repeats: int = 40, more=None) -> dict:
@@ -417,9 +417,9 @@ def call_costs(sizes=CALL_SIZES, repeats: int = 40, more=None) -> dict:
 
     configured = empty[1, 32]
     bound_empty = BoundLaunch(empty, 1, 32, a, b)
-    add("launch", 0, _NUMBA_LAUNCH, lambda: empty[1, 32](a, b))
+    add("launch", 0, NUMBA_LAUNCH, lambda: empty[1, 32](a, b))
     add("launch", 0, "empty kernel, Numba, configured once: kc(a, b)", lambda: configured(a, b))
-    add("launch", 0, _BOUND_LAUNCH, bound_empty)
+    add("launch", 0, BOUND_LAUNCH, bound_empty)
     rng = np.random.default_rng(23)
     for n in sizes:
         x = cuda.to_device(rng.uniform(-1, 1, n).astype(np.float32))
@@ -510,7 +510,7 @@ def call_bars(rows: list[dict], n: int) -> list[dict]:
             if r["op"] != op or "error" in r or (op != "launch" and r["n"] != n):
                 continue
             kind = call_kind(r["label"])
-            if (op == "launch" and r["label"] not in (_NUMBA_LAUNCH, _BOUND_LAUNCH)
+            if (op == "launch" and r["label"] not in (NUMBA_LAUNCH, BOUND_LAUNCH)
                     or kind == "CuPy"):
                 continue
             bars.append({"label": r["label"], "op": op, "kind": kind,

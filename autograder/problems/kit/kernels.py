@@ -23,8 +23,9 @@ the GPU and the simulator.
 
 from __future__ import annotations
 
+import contextlib
 import functools
-from typing import Callable
+from typing import Callable, Iterator
 
 _NUMBA_CUDA = ("cuda",)
 
@@ -82,3 +83,28 @@ def pairs_fit(*arrays) -> bool:
     return all(address is not None and address % 8 == 0
                for address in (device_address(a) for a in arrays))
 
+
+
+# ---- builds chosen at run time ------------------------------------------------------------------
+# A launcher that picks its build from the arrays it is given (8-byte pairs where they fit, the
+# scalar build elsewhere) says which one ran, so that ``aag bench`` can report which build its
+# times are of: a row's label names the fast build, and a silent fallback would time another.
+
+_chosen: list[list[str]] = []
+
+
+def chose(build: str) -> None:
+    """Record that a launcher ran ``build`` (kept only inside :func:`choices`)."""
+    for record in _chosen:
+        record.append(build)
+
+
+@contextlib.contextmanager
+def choices() -> Iterator[list[str]]:
+    """``with choices() as chosen:``: ``chosen`` lists the builds launchers picked in the block."""
+    record: list[str] = []
+    _chosen.append(record)
+    try:
+        yield record
+    finally:
+        _chosen.remove(record)
