@@ -716,19 +716,42 @@ def test_judge_on_a_gpu_runs_the_other_warp_size_in_cpu_mode(monkeypatch, entry,
 
 # ---- aag bench's sums with more bytes in flight -------------------------------------------------
 
-@pytest.mark.parametrize("pairs,per_sm", [(8, 0), (16, 0), (4, 6), (8, 6)])
-def test_sums_with_more_in_flight_are_right_after_full_passes(pairs, per_sm):
-    """The bench's sums with more bytes in flight (``in_flight``: 8 or 16 pairs per thread and
-    pass, or 6 blocks per SM on a grid of their own) pass the exercise's check at sizes where
-    every thread makes full passes of its widest loop, then its tail loop, with an odd last
-    element: the visible cases are too small for one pass of 8 pairs per thread."""
+@pytest.mark.parametrize("pairs,per_sm,pipelined", [(8, 0, False), (4, 0, True), (8, 0, True),
+                                                    (4, 6, False), (4, 6, True)])
+def test_sums_with_more_in_flight_are_right_after_full_passes(pairs, per_sm, pipelined):
+    """The bench's sums with more bytes in flight (``in_flight``: 8 pairs per thread and pass,
+    passes pipelined, or 6 blocks per SM on a grid of their own) pass the exercise's check at
+    sizes where a thread makes 0 to 5 full passes (an even and an odd number, which end the
+    pipelined loop in its two places), then its tail loop, with an odd last element: the
+    visible cases are too small for one pass of 8 pairs per thread."""
     from autograder.core.spec import Case
     problem = ch10.reduce_sum
-    rng = np.random.default_rng(10 * pairs + per_sm)
+    rng = np.random.default_rng(10 * pairs + per_sm + pipelined)
+    threads = 4 * 256 if per_sm else 2 * 64   # a grid of its own: 4 blocks of 256 in CPU mode
     cases = []
-    for n in (2 * 128 * pairs * 3 + 101, 20_001):
+    for passes in (2, 3, 5):
+        n = 2 * threads * pairs * passes + 2 * (threads // 3) + 1
         case = Case(size=n, inputs=problem.make_inputs(rng, n))
         case.threads, case.blocks = 64, 2
         cases.append(case)
-    verdict = problem.verdict(ch10.in_flight(pairs, per_sm), cases)
+    verdict = problem.verdict(ch10.in_flight(pairs, per_sm, pipelined), cases)
     assert verdict.passed, str(verdict)
+
+
+def test_the_pipelined_sums_keep_a_pass_of_loads_in_flight_across_their_loop():
+    """What the pipelined rows are for, read from their SASS for sm_90 (compiled without a GPU):
+    the loop's loads of one pass are still in flight when it branches back, where the plain
+    loop of 8 pairs per pass uses every load it issued before branching."""
+    from autograder.visual import code
+    found = code.find_toolkit()
+    if not (found.get("nvvm") and found.get("nvrtc") and found.get("nvdisasm")):
+        pytest.skip("the CUDA toolkit wheels are not installed (AAG_EXTRAS=cuda13 ./aag test)")
+    sig = "float32[::1], float32[::1]"
+    kernels = {(4, True): ch10.in_flight(4, pipelined=True),
+               (8, True): ch10.in_flight(8, pipelined=True), (8, False): ch10.in_flight(8)}
+    views = code.compile_kernels([(k, (), sig) for k in kernels.values()], cc=(9, 0))
+    for (pairs, pipelined), view in zip(kernels, views):
+        assert view.sass, view.notes
+        loop = code.loads_in_flight(view.sass)
+        assert loop.loads == (2 if pipelined else 1) * pairs, loop
+        assert loop.across_back_edge == (pairs if pipelined else 0), loop

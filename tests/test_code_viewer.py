@@ -308,3 +308,38 @@ def test_a_kernel_that_calls_numbas_own_helpers_says_why_it_has_no_sass(tools):
     assert view.ptx and not view.sass and view.resources.registers
     said = " ".join(n["text"] for n in view.notes if n["kind"] == "tool")
     assert "numba_attempt_nocopy_reshape" in said and "linking failed" not in said
+
+
+# A loop whose two loads are used at once, and the same loop pipelined: each pass loads into one
+# register set and adds the other, which the previous pass loaded.
+_LOADS_USED_AT_ONCE = """
+.L_x_3:
+        /*0100*/                   LDG.E.64 R4, desc[UR4][R2.64] ;
+        /*0110*/                   FADD R9, R4, R5 ;
+        /*0120*/                   LDG.E R6, desc[UR4][R2.64+0x8] ;
+        /*0130*/               @P0 STG.E desc[UR4][R10.64], R6 ;
+        /*0140*/                   IADD3 R2, P1, R2, 0x10, RZ ;
+        /*0150*/               @!P2 BRA `(.L_x_3) ;
+"""
+_PIPELINED = """
+        /*0000*/                   LDG.E.64 R4, desc[UR4][R2.64] ;
+.L_x_7:
+        /*0100*/                   LDG.E.64 R6, desc[UR4][R2.64+0x8] ;
+        /*0110*/                   FADD R9, R4, R5 ;
+        /*0120*/                   LDG.E.64 R4, desc[UR4][R2.64+0x10] ;
+        /*0130*/                   FADD R9, R6, R9 ;
+        /*0140*/                   LDG.E.128 R12, desc[UR4][R2.64+0x20] ;
+        /*0150*/                   BRA `(.L_x_7) ;
+"""
+
+
+def test_loads_in_flight_counts_the_loads_outstanding_at_each_wait():
+    """A wait is an instruction that reads a register a pending load writes (both of a 64-bit
+    load's, all four of a 128-bit one's; a store reads its value, a predicated op its operands);
+    loads still pending at the branch back stay in flight across it. Without a loop, nothing."""
+    at_once = code.loads_in_flight(_LOADS_USED_AT_ONCE)
+    assert (at_once.loads, at_once.waits, at_once.across_back_edge) == (2, [1, 1], 0)
+    assert at_once.instructions == 6
+    piped = code.loads_in_flight(_PIPELINED)        # R4 was loaded before the loop, not in it
+    assert (piped.loads, piped.waits, piped.across_back_edge) == (3, [2], 2)
+    assert code.loads_in_flight(_PIPELINED.replace(".L_x_7:", "")).loads == 0

@@ -264,6 +264,69 @@ def classify_sass(line: str) -> str | None:
     return None
 
 
+_LABEL = re.compile(r"^\s*(\.L_x_\d+):")
+_GLOBAL_LOAD = re.compile(r"\bLDG\.E(?:\.(?:64|128|U8|S8|U16|S16))?(?:\.\w+)*\s+R(\d+)")
+_REGISTER = re.compile(r"\bR(\d+)\b")
+
+
+@dataclass
+class LoadsInFlight:
+    """How many of a loop's global loads a warp has in flight, read from its SASS in program
+    order (``loads_in_flight``). A warp issues in order, so an instruction that reads a register
+    a load has not yet filled waits for that load (and, here, for every load issued before it)."""
+    loads: int = 0                     # LDG instructions in the loop's body
+    instructions: int = 0
+    waits: list[int] = field(default_factory=list)   # loads outstanding at each wait
+    across_back_edge: int = 0          # loads still outstanding at the branch back to the top
+
+
+def loads_in_flight(sass: str) -> LoadsInFlight:
+    """The loop (a label, then a branch back to it) with the most global loads in ``sass``: how
+    many loads are outstanding each time an instruction waits for one, and how many stay in
+    flight across the branch back. A loop whose loads are used right after they are issued
+    waits with one or two outstanding; a software-pipelined one keeps a pass's loads in flight
+    across the branch. (An estimate: it counts a wait where an instruction reads a register a
+    pending load writes, a 64-bit load writing two; it does not model the memory system.)"""
+    lines = [line for line in sass.splitlines() if _SASS_INSTR.match(line) or _LABEL.match(line)]
+    best: list[str] | None = None
+    for i, line in enumerate(lines):
+        label = _LABEL.match(line)
+        if not label:
+            continue
+        back = re.compile(r"BRA\s+`\(" + re.escape(label.group(1)) + r"\)")
+        end = next((j for j in range(i + 1, len(lines)) if back.search(lines[j])), None)
+        if end is not None:
+            body = [b for b in lines[i + 1:end + 1] if _SASS_INSTR.match(b)]
+            if best is None or sum(bool(_GLOBAL_LOAD.search(b)) for b in body) > \
+                    sum(bool(_GLOBAL_LOAD.search(b)) for b in best):
+                best = body
+    result = LoadsInFlight()
+    if not best:
+        return result
+    pending: list[set[int]] = []          # the registers each outstanding load writes, in order
+    for line in best:
+        text = re.sub(r"^\s*/\*[0-9a-f]+\*/\s+(@!?U?P\w+\s+)?", "", line).rstrip(" ;")
+        opcode, _, operands = text.partition(" ")
+        # The first operand is written, the rest read; a store or a branch writes no register.
+        sources = operands if opcode.startswith(("ST", "RED", "BRA")) else \
+            operands.partition(",")[2]
+        read = {int(r) for r in _REGISTER.findall(sources)}
+        waited = [k for k, regs in enumerate(pending) if regs & read]
+        if waited:
+            result.waits.append(len(pending))
+            pending = pending[waited[-1] + 1:]
+        load = _GLOBAL_LOAD.search(text)
+        if load:
+            parts = opcode.split(".")
+            width = 4 if "128" in parts else 2 if "64" in parts else 1
+            first = int(load.group(1))
+            pending.append(set(range(first, first + width)))
+            result.loads += 1
+        result.instructions += 1
+    result.across_back_edge = len(pending)
+    return result
+
+
 def _sorted_cats(cats: dict[str, int]):
     return [(c, cats[c]) for c in _ORDER if c in cats]
 

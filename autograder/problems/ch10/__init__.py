@@ -93,8 +93,12 @@ BENCH_VARIANTS = {"reduce_sum": {
     f"convergent, coarsened x{COARSE} (PMPP 10.8)": lambda: book_kernel("coarsened"),
     "grid-stride, one float per load, shuffles": plain_grid_stride,
     "grid-stride, four floats in flight, shuffles": four_in_flight,
-    # What each of the next three tests is in in_flight's docstring (references.py).
-    "the reference with 8 pairs (64 bytes) in flight per thread": lambda: in_flight(8),
+    # What the next rows test is in in_flight's docstring (references.py).
+    "the reference's loop pipelined: 4 pairs per pass, loaded a pass before they are added":
+        lambda: in_flight(4, pipelined=True),
+    "pipelined, 8 pairs per pass": lambda: in_flight(8, pipelined=True),
+    "the reference's loop with 8 pairs per pass, not pipelined": lambda: in_flight(8),
     "the reference on 6 blocks of 256 per SM": lambda: in_flight(4, per_sm=6),
-    "8 pairs in flight per thread, 6 blocks of 256 per SM": lambda: in_flight(8, per_sm=6),
+    "pipelined, 4 pairs per pass, on 6 blocks of 256 per SM":
+        lambda: in_flight(4, per_sm=6, pipelined=True),
 }}

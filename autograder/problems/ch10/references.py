@@ -238,21 +238,26 @@ def four_in_flight():
 
 
 
-def in_flight(pairs: int, per_sm: int = 0):
-    """The reference's loop with ``pairs`` 8-byte loads in flight per thread and pass (the
-    reference: 4, 32 bytes; ``pairs=4`` is the reference itself), into as many accumulators; with
-    ``per_sm``, on a grid of that many blocks of 256 threads per SM instead of the speed launch's
-    4 (:class:`OwnGrid`).
+def in_flight(pairs: int, per_sm: int = 0, pipelined: bool = False):
+    """The reference's loop with ``pairs`` 8-byte loads per thread and pass (the reference: 4, 32
+    bytes; ``pairs=4`` is the reference itself), into as many accumulators; with ``per_sm``, on
+    a grid of that many blocks of 256 threads per SM instead of the speed launch's 4
+    (:class:`OwnGrid`); ``pipelined``: each pass issues its loads, then adds the pairs the
+    previous pass loaded.
 
     What it tests: CUB's sum (``cuda.compute``) ran 5% faster than the reference on the H200
-    (0.238 against 0.252 ms at 2^28). A thread of CUB's reduction has 16 floats in flight (64
-    bytes) where the reference's has 32 bytes, at 1024 threads per SM: 32 KiB per SM, about what
-    the H200's memory latency needs at full bandwidth (Little's law), with no margin. Twice the
-    bytes per thread doubles it; 6 blocks per SM (as many as fit at 33 to 40 registers per
-    thread; the reference compiles to 36 for sm_90) give 1.5 times."""
+    (0.238 against 0.252 ms at 2^28), and the reference's four loads per pass are not in flight
+    together. The compiler places each load next to the adds that use it, so in the reference's
+    loop (SASS for sm_90, compiled without a GPU; ``visual.code.loads_in_flight``) a warp waits
+    four times per pass with one or two loads outstanding, and with 8 pairs per pass with three
+    at most. Pipelined, a pass's own loads stay in flight across the loop's branch back, and the
+    loop's first wait has 8 loads outstanding. More threads are the other way to more bytes in
+    flight: 6 blocks per SM (as many as fit at 33 to 40 registers per thread; the reference
+    compiles to 36, the pipelined loop of 4 pairs to 40) where the speed launch has 4."""
     def make():
         low, high, block_total = _pieces()
         K = pairs
+        PIPELINED = pipelined                # a compile-time constant
 
         @cuda.jit
         def reduce_sum_in_flight(x, out):
@@ -260,18 +265,47 @@ def in_flight(pairs: int, per_sm: int = 0):
             npairs = n // 2
             xp = x[:2 * npairs].view(np.uint64)
             stride = uint64(cuda.gridsize(1))
+            last = stride * uint64(K - 1)        # a pass reads i, i + stride, ..., i + last
             i = uint64(cuda.grid(1))
             end = uint64(npairs)
             acc = cuda.local.array(K, float32)
             got = cuda.local.array(K, uint64)
+            ahead = cuda.local.array(K, uint64)
             for k in range(K):
                 acc[k] = float32(0)
-            while i + stride * uint64(K - 1) < end:      # K 8-byte loads in flight
-                for k in range(K):
-                    got[k] = xp[i + stride * uint64(k)]
-                for k in range(K):
-                    acc[k] += low(got[k]) + high(got[k])
-                i += stride * uint64(K)
+            if PIPELINED:
+                # Two sets of registers in turn (no copies between them): a pass loads into one
+                # set, then adds the other, which the previous pass loaded.
+                if i + last < end:
+                    for k in range(K):
+                        got[k] = xp[i + stride * uint64(k)]
+                    i += stride * uint64(K)
+                    while True:
+                        if i + last >= end:
+                            for k in range(K):
+                                acc[k] += low(got[k]) + high(got[k])
+                            break
+                        for k in range(K):
+                            ahead[k] = xp[i + stride * uint64(k)]
+                        for k in range(K):
+                            acc[k] += low(got[k]) + high(got[k])
+                        i += stride * uint64(K)
+                        if i + last >= end:
+                            for k in range(K):
+                                acc[k] += low(ahead[k]) + high(ahead[k])
+                            break
+                        for k in range(K):
+                            got[k] = xp[i + stride * uint64(k)]
+                        for k in range(K):
+                            acc[k] += low(ahead[k]) + high(ahead[k])
+                        i += stride * uint64(K)
+            else:
+                while i + last < end:
+                    for k in range(K):
+                        got[k] = xp[i + stride * uint64(k)]
+                    for k in range(K):
+                        acc[k] += low(got[k]) + high(got[k])
+                    i += stride * uint64(K)
             while i < end:
                 u = xp[i]
                 acc[0] += low(u) + high(u)
@@ -283,7 +317,10 @@ def in_flight(pairs: int, per_sm: int = 0):
                 v += acc[k]
             block_total(v, out)
         return reduce_sum_in_flight
-    kernel = reference_sum() if pairs == 4 else _kernels.get(f"in_flight_{pairs}", make)
+    if pairs == 4 and not pipelined:
+        kernel = reference_sum()
+    else:
+        kernel = _kernels.get(f"in_flight_{pairs}{'_pipelined' * pipelined}", make)
     if not per_sm:
         return kernel
 
