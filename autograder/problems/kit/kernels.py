@@ -84,7 +84,6 @@ def pairs_fit(*arrays) -> bool:
                for address in (device_address(a) for a in arrays))
 
 
-
 # ---- builds chosen at run time ------------------------------------------------------------------
 # A launcher that picks its build from the arrays it is given (8-byte pairs where they fit, the
 # scalar build elsewhere) says which one ran, so that ``aag bench`` can report which build its
