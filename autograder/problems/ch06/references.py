@@ -138,16 +138,19 @@ def wide_transpose_8():
 
 PAIR_COLS = 2 * TILE             # a pair tile: TILE rows × 64 columns of the input
 PAIR_PAD = PAIR_COLS + 1
+PAIR_LOADS = TILE // BLOCK_ROWS  # loads per thread
 
 
 @_kernels.lazy
 def _pair_transpose():
     """A 32 × 64 tile of the input per block of 32 × 8 threads, through uint64 views of both
     matrices: each thread loads 4 pairs of floats from 4 rows (8-byte loads: a warp reads 256
-    contiguous bytes of a row) and stores 4 pairs (the two floats of a pair of out are two input
-    rows: a warp writes 128 contiguous bytes of each of two rows of out). The tile's rows are 65
-    floats: the column reads are conflict-free; writing a load's two floats to the tile takes
-    two passes per warp (lanes 16 apart share a bank)."""
+    contiguous bytes of a row), all four before it writes any to the tile (written load by load,
+    the compiler let a thread wait for its first load with three issued), and stores 4 pairs
+    (the two floats of a pair of out are two input rows: a warp writes 128 contiguous bytes of
+    each of two rows of out). The tile's rows are 65 floats: the column reads are
+    conflict-free; writing a load's two floats to the tile takes two passes per warp (lanes 16
+    apart share a bank)."""
     @cuda.jit
     def transpose_pairs(inp2, out2):
         # inp2: the m × n input as m × n/2 pairs; out2: the n × m output as n × m/2 pairs.
@@ -159,13 +162,17 @@ def _pair_transpose():
         col0 = cuda.blockIdx.x * PAIR_COLS
         pc = col0 // 2 + tx                              # this thread's pair column of inp
         if pc < half_n:
-            for j in range(0, TILE, BLOCK_ROWS):
-                if row0 + ty + j < m:
-                    u = inp2[uint64(row0 + ty + j), uint64(pc)]
-                    tile[uint64(ty + j), uint64(2 * tx)] = \
-                        uint32(u & uint64(0xFFFFFFFF)).view(np.float32)
-                    tile[uint64(ty + j), uint64(2 * tx + 1)] = \
-                        uint32(u >> uint64(32)).view(np.float32)
+            got = cuda.local.array(PAIR_LOADS, uint64)
+            for k in range(PAIR_LOADS):                  # every load issued before any store
+                r = row0 + ty + k * BLOCK_ROWS
+                got[k] = inp2[uint64(r), uint64(pc)] if r < m else uint64(0)
+            for k in range(PAIR_LOADS):
+                if row0 + ty + k * BLOCK_ROWS < m:
+                    j = ty + k * BLOCK_ROWS
+                    tile[uint64(j), uint64(2 * tx)] = \
+                        uint32(got[k] & uint64(0xFFFFFFFF)).view(np.float32)
+                    tile[uint64(j), uint64(2 * tx + 1)] = \
+                        uint32(got[k] >> uint64(32)).view(np.float32)
         cuda.syncthreads()
         q, side = tx % 16, tx // 16                     # pair q of one of two rows of out
         opc = row0 // 2 + q                              # its pair column of out
