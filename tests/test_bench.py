@@ -253,3 +253,31 @@ def test_bench_goals_reads_a_recorded_run_without_a_gpu(capsys):
     assert ("| scan 2^28 fp32, against CUB | ≥ 1.00× CUB's speed | 0.786 ms, 1.05× CUB's speed "
             "| the reference |") in out
     assert "| sum | course helper sum_on_device (memset + bound launch) | 21.7 µs |" in out
+
+
+def test_a_bench_run_cut_short_keeps_the_rows_it_timed(monkeypatch, tmp_path):
+    """``bench.json`` is written after every exercise (the GPU machine's calls are cut at ten
+    minutes, and what is in the output folder then still comes back), marked incomplete until
+    the run ends; a finished run is marked complete and ends with the goals table."""
+    from autograder.machine import timing
+    monkeypatch.setattr(timing, "require_gpu", lambda what: None)
+    monkeypatch.setattr(bench, "_device_facts", lambda: {"name": "a GPU"})
+    monkeypatch.setattr(bench, "peak_fp32_flops", lambda: 1e12)
+
+    def timed(problem, **kwargs):
+        if problem.name == "reduce_sum":
+            raise KeyboardInterrupt                   # the call's time limit, as it were
+        return {"problem": problem.name, "size": 10, "reference_ms": 1.0, "bytes": 8,
+                "flops": 0, "copy_ms": 0.5, "cpu": {}}
+    monkeypatch.setattr(bench, "bench_problem", timed)
+    with pytest.raises(KeyboardInterrupt):
+        bench.main(["--out", str(tmp_path), "--only", "transpose_tiled", "reduce_sum"])
+    import json
+    kept = json.loads((tmp_path / "bench.json").read_text())
+    assert kept["complete"] is False and [r["problem"] for r in kept["references"]] == \
+        ["transpose_tiled"]
+    assert bench.main(["--out", str(tmp_path), "--only", "transpose_tiled"]) == 0
+    done = json.loads((tmp_path / "bench.json").read_text())
+    assert done["complete"] is True and done["references"][0]["reference_ms"] == 1.0
+    assert "What the reference kernels are held to" in (tmp_path / "bench.md").read_text()
+    assert not list(tmp_path.glob("*.part"))

@@ -430,6 +430,15 @@ def _stats_dict(s: timing.Stats) -> dict:
             "iqr_ms": s.spread_ms, "runs": s.runs, "bytes": s.bytes, "gbps": s.gbps}
 
 
+def _write_json(folder: str, payload: dict) -> None:
+    """``bench.json`` in ``folder``, replaced whole (written beside it, then renamed)."""
+    os.makedirs(folder, exist_ok=True)
+    path = os.path.join(folder, "bench.json")
+    with open(path + ".part", "w") as f:
+        json.dump(payload, f, indent=1, default=str)
+    os.replace(path + ".part", path)
+
+
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(prog="aag bench", description=__doc__)
     parser.add_argument("--out", help="folder for bench.json and bench.md")
@@ -495,6 +504,8 @@ def main(argv=None) -> int:
         except Exception as exc:   # one broken reference must not hide the others' numbers
             rows.append({"problem": problem.name, "error": f"{type(exc).__name__}: {exc}"})
         bar.write(json.dumps(rows[-1]))
+        if args.out:               # kept as it goes: a run cut short keeps the rows it timed
+            _write_json(args.out, {**payload, "references": rows, "complete": False})
     bar.close()
     good = [r for r in rows if "error" not in r]
     if good:
@@ -537,8 +548,7 @@ def main(argv=None) -> int:
                 json.dump({"device": facts["device"]["name"], "versions": facts["versions"],
                            "kernel": "course reference grid-stride vector add",
                            "rows": payload["copy_cost"]}, f, indent=1)
-        with open(os.path.join(args.out, "bench.json"), "w") as f:
-            json.dump(payload, f, indent=1, default=str)
+        _write_json(args.out, {**payload, "complete": True})
         with open(os.path.join(args.out, "bench.md"), "w") as f:
             f.write("\n\n".join(tables) + "\n")
     return 0
