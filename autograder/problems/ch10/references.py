@@ -236,8 +236,6 @@ def four_in_flight():
     return reduce_sum_four
 
 
-
-
 def in_flight(pairs: int, per_sm: int = 0, pipelined: bool = False):
     """The reference's loop with ``pairs`` 8-byte loads per thread and pass (the reference: 4, 32
     bytes; ``pairs=4`` is the reference itself), into as many accumulators; with ``per_sm``, on
