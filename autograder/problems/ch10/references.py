@@ -257,13 +257,24 @@ def in_flight(pairs: int, per_sm: int = 0, pipelined: bool = False):
         K = pairs
         PIPELINED = pipelined                # a compile-time constant
 
+        @cuda.jit(device=True, inline="always")
+        def load_pass(xp, i, stride, into):
+            for k in range(K):
+                into[k] = xp[i + stride * uint64(k)]
+
+        @cuda.jit(device=True, inline="always")
+        def add_pass(acc, got):
+            for k in range(K):
+                acc[k] += low(got[k]) + high(got[k])
+
         @cuda.jit
         def reduce_sum_in_flight(x, out):
             n = x.size
             npairs = n // 2
             xp = x[:2 * npairs].view(np.uint64)
             stride = uint64(cuda.gridsize(1))
-            last = stride * uint64(K - 1)        # a pass reads i, i + stride, ..., i + last
+            step = stride * uint64(K)
+            last = step - stride                 # a pass reads i, i + stride, ..., i + last
             i = uint64(cuda.grid(1))
             end = uint64(npairs)
             acc = cuda.local.array(K, float32)
@@ -275,35 +286,26 @@ def in_flight(pairs: int, per_sm: int = 0, pipelined: bool = False):
                 # Two sets of registers in turn (no copies between them): a pass loads into one
                 # set, then adds the other, which the previous pass loaded.
                 if i + last < end:
-                    for k in range(K):
-                        got[k] = xp[i + stride * uint64(k)]
-                    i += stride * uint64(K)
+                    load_pass(xp, i, stride, got)
+                    i += step
                     while True:
                         if i + last >= end:
-                            for k in range(K):
-                                acc[k] += low(got[k]) + high(got[k])
+                            add_pass(acc, got)
                             break
-                        for k in range(K):
-                            ahead[k] = xp[i + stride * uint64(k)]
-                        for k in range(K):
-                            acc[k] += low(got[k]) + high(got[k])
-                        i += stride * uint64(K)
+                        load_pass(xp, i, stride, ahead)
+                        add_pass(acc, got)
+                        i += step
                         if i + last >= end:
-                            for k in range(K):
-                                acc[k] += low(ahead[k]) + high(ahead[k])
+                            add_pass(acc, ahead)
                             break
-                        for k in range(K):
-                            got[k] = xp[i + stride * uint64(k)]
-                        for k in range(K):
-                            acc[k] += low(ahead[k]) + high(ahead[k])
-                        i += stride * uint64(K)
+                        load_pass(xp, i, stride, got)
+                        add_pass(acc, ahead)
+                        i += step
             else:
                 while i + last < end:
-                    for k in range(K):
-                        got[k] = xp[i + stride * uint64(k)]
-                    for k in range(K):
-                        acc[k] += low(got[k]) + high(got[k])
-                    i += stride * uint64(K)
+                    load_pass(xp, i, stride, got)
+                    add_pass(acc, got)
+                    i += step
             while i < end:
                 u = xp[i]
                 acc[0] += low(u) + high(u)
