@@ -721,9 +721,9 @@ def test_judge_on_a_gpu_runs_the_other_warp_size_in_cpu_mode(monkeypatch, entry,
 def test_sums_with_more_in_flight_are_right_after_full_passes(pairs, per_sm, pipelined):
     """The bench's sums with more bytes in flight (``in_flight``: 8 pairs per thread and pass,
     passes pipelined, or 6 blocks per SM on a grid of their own) pass the exercise's check at
-    sizes where a thread makes 0 to 5 full passes (an even and an odd number, which end the
-    pipelined loop in its two places), then its tail loop, with an odd last element: the
-    visible cases are too small for one pass of 8 pairs per thread."""
+    sizes where a thread makes 2, 3 and 5 full passes (even and odd counts end the pipelined
+    loop in its two places), then its tail loop, with an odd last element: the visible cases
+    are too small for one pass of 8 pairs per thread."""
     from autograder.core.spec import Case
     problem = ch10.reduce_sum
     rng = np.random.default_rng(10 * pairs + per_sm + pipelined)

@@ -335,8 +335,8 @@ _PIPELINED = """
 
 def test_loads_in_flight_counts_the_loads_outstanding_at_each_wait():
     """A wait is an instruction that reads a register a pending load writes (both of a 64-bit
-    load's, all four of a 128-bit one's; a store reads its value, a predicated op its operands);
-    loads still pending at the branch back stay in flight across it. Without a loop, nothing."""
+    load's, all four of a 128-bit one's; a store reads its value, predicated or not); loads
+    still pending at the branch back stay in flight across it. Without a loop, nothing."""
     at_once = code.loads_in_flight(_LOADS_USED_AT_ONCE)
     assert (at_once.loads, at_once.waits, at_once.across_back_edge) == (2, [1, 1], 0)
     assert at_once.instructions == 6

@@ -77,7 +77,8 @@ def goal_rows(bench: dict) -> list[dict]:
             "bench row" if share[best] >= goal.at_least else "no")
         out.append({"goal": goal, "yardstick_ms": ms, "yardstick": label,
                     "reference_ms": row["reference_ms"],
-                    "reference_share": share["course reference"], "best": best, "best_ms": kernels[best], "best_share": share[best], "met": met,
+                    "reference_share": share["course reference"], "best": best,
+                    "best_ms": kernels[best], "best_share": share[best], "met": met,
                     "builds": row.get("builds", {}).get(best)})
     return out
 
