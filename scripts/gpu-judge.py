@@ -135,8 +135,19 @@ def solution_code(exercise: str) -> str:
                    if order[s["solution_id"]][0] <= order[spec["solution_id"]][0])
     end = order[spec["solution_id"]][0]
     imports = [line for line in lines[:end] if line.startswith(("import ", "from "))]
-    return "\n".join(imports) + "\n\n" + "\n\n".join(
+    return "\n".join(imports) + "\n\n" + _setup_cell(lines) + "\n\n" + "\n\n".join(
         bank.cell(e, bank.EXERCISES[e]["solution_id"]) for _, e in cells)
+
+
+def _setup_cell(lines: list[str]) -> str:
+    """The chapter's first code cell: its imports and the constants its solution cells use
+    (chapter 11's tile sizes), as a learner has run it."""
+    for k, line in enumerate(lines):
+        if line.startswith("# %%") and "[markdown]" not in line:
+            end = next((j for j in range(k + 1, len(lines)) if lines[j].startswith("# %%")),
+                       len(lines))
+            return "\n".join(lines[k + 1:end])
+    return ""
 
 
 def solution_speeds(settings) -> list[dict]:

@@ -78,8 +78,8 @@ ISSUE23_TARGETS = [
     ("ch03", "blur", "shared-memory tile 128 x 32 (+ halo), 256 threads, 16 rows per thread",
      "blur, shared-memory tile 128 × 32", "blur_shared_tile"),
     ("ch11", "scan_single_pass", None, "scan, packed-word reference", "scan_packed_reference"),
-    ("ch11", "scan_single_pass", "the reference with unsigned indices (no wraparound code for "
-     "negative indices)", "scan, packed words, unsigned indices", "scan_packed_reference"),
+    ("ch11", "scan_single_pass", "the reference with signed indices (wraparound code for "
+     "negative indices)", "scan, packed words, signed indices", "scan_packed_reference"),
     ("ch12", "merge_tiled", None, "merge path, 256 × 11 (course reference)", "merge_path_tiles"),
     ("ch11", "scan_single_pass", CUB, "scan, CUB's DeviceScan::InclusiveSum (cuda.compute)",
      ".*DeviceScanKernel"),

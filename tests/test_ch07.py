@@ -427,7 +427,8 @@ def test_tiled_cases_cover_the_image_with_room_for_the_halo():
         bx, by = case.blocks
         assert bx * out_tile >= w > (bx - 1) * out_tile
         assert by * out_tile >= h > (by - 1) * out_tile
-    assert [ch07.conv_radius(c.size) for c in visible] == [1, 2, 2]
+    if CPU:                                    # a GPU's visible cases add a large image
+        assert [ch07.conv_radius(c.size) for c in visible] == [1, 2, 2]
     size = p.gpu_sizes.speed
     blocks, threads = p.speed_shape(size)
     assert threads == ch07.SPEED_TILE == (32, 32) and blocks == p.blocks_for(size, threads)
@@ -493,13 +494,13 @@ def test_filters_are_asymmetric_and_reproducible():
 def test_inputs_have_structure_and_spread():
     case = ch07.conv2d_basic.cases()[0]
     image = case.inputs["image"]
-    assert image.dtype == np.float32 and image.shape == (23, 37)
+    assert image.dtype == np.float32 and image.shape == tuple(case.size)
     assert np.unique(image).size > 200                     # noise and gradients, not a constant
     assert np.abs(np.diff(image, axis=1)).max() > 5 * np.median(np.abs(np.diff(image, axis=1)))
 
 
 def test_tolerance_is_gamma_n_of_the_absolute_sum():
-    case = ch07.conv2d_basic.cases()[1]
+    case = next(c for c in ch07.conv2d_basic.cases() if c.inputs["F"].shape == (5, 5))
     F = case.inputs["F"].astype(np.float64)
     image = case.inputs["image"].astype(np.float64)
     tol = ch07.conv2d_basic.tolerance(case.inputs, ch07.conv2d_basic.expected(case))["out"]

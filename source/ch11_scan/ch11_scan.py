@@ -829,10 +829,11 @@ plt.show()
 # one tile, 1 element, and last 2100 elements with one NaN among them (the right answer is NaN from
 # there on, and the tiles after it must still finish). It checks that the blocks took exactly one
 # ticket each, and the values as in 11.4. **The speed test** times it on 2²⁸ elements against the
-# course's single-pass kernel, which keeps a tile's status and value together in one 64-bit word
-# and reads 32 earlier tiles with one load each (see `_packed_kernel` in
-# `autograder/problems/ch11/references.py`): you need at least 12% of its speed (on the H200, a
-# look-back that reads one tile at a time ran at 22% of it) and 5× the CPU scan.
+# course's single-pass kernel, which keeps a tile's status and value together in one 64-bit word,
+# reads 32 earlier tiles with one load each and indexes with unsigned integers (see
+# `_packed_kernel` in `autograder/problems/ch11/references.py`): you need at least 12% of its
+# speed (on the H200, a look-back that reads one tile at a time ran at about 18% of it) and 5× the
+# CPU scan.
 
 # %%
 # A tile's status: what it has published so far (the kernel reads these as constants)
@@ -969,12 +970,12 @@ except ag.timing.NeedsGPU as why:
 # to the L2 cache, then its value with another atomic. The course's reference keeps a tile's
 # status and value together in one 64-bit word, as CUB does: one `cuda.atomic.exch` publishes
 # both, and one load that bypasses the SM's L1 reads both, so no fence has to order them. It
-# took 0.787 ms, 64% of a copy, with its integer pipe 90% busy in the profiler: Numba
-# indexes arrays with signed 64-bit integers and adds code for a negative index (a compare and a
-# select) to every access. With every index cast to an unsigned type (`uint64` for the global
-# arrays, `uint32` in shared memory), the same kernel took 0.628 ms, 81% of a copy, faster than
-# CUB's own scan called from Python through `cuda.compute` (0.690 ms in the same run;
-# `torch.cumsum`, which also runs CUB, took 0.845 ms).
+# casts every index to an unsigned type (`uint64` for the global arrays, `uint32` in shared
+# memory) and took 0.621 ms, 81% of a copy, 1.17 times faster than CUB's own scan called from
+# Python through `cuda.compute` (0.724 ms in the same run; `torch.cumsum`, which also runs CUB,
+# took 0.827 ms). With Numba's usual signed 64-bit indices the same kernel took 0.786 ms, its
+# integer pipe 90% busy in the profiler: for a signed index Numba adds code for a negative one
+# (a compare and a select) to every access.
 # In the cell below, in 5 to 10 sentences:
 #
 # 1. for the hierarchical and the single-pass scan, give the bound (bytes at the copy's
@@ -1004,8 +1005,8 @@ except ag.timing.NeedsGPU as why:
 # waits for each predecessor's prefix, took 74.76 ms against 1.603 ms for the decoupled
 # look-back reading 32 predecessors at once, with the same bytes moved, and the look-back's
 # atomic reads of status words and values cost on their own: the course's reference, which
-# reads a predecessor's status and value together with one load, took 0.787 ms (0.628 ms with
-# unsigned indices). (The hierarchy
+# reads a predecessor's status and value together with one load, took 0.621 ms (0.786 ms with
+# signed indices). (The hierarchy
 # also pays for five small launches and two NaN fills, a few microseconds each, visible as the difference
 # between its time and its three big kernels.) I would add a per-tile latency term to the model:
 # the time of one look-back round trip times the tiles each SM scans one after another.

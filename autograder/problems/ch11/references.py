@@ -373,13 +373,13 @@ def _packed_kernel(T: int, C: int, unsigned: bool = False):
     nearest prefix and the first tile not ready, a shuffle reduction adds the values before them.
     The ticket is ``atomic.add(counter, 0, 1) - base``: the exercise's launch resets the counter
     (base 0); :class:`PackedScan`'s own counter is never reset, and ``base`` is the tickets taken
-    before this launch. ``unsigned`` (a bench row): global indices are cast to uint64 and shared
-    ones to uint32, so that Numba emits no wraparound for a negative index (a compare and a
+    before this launch. ``unsigned`` (the reference's): global indices are cast to uint64 and
+    shared ones to uint32, so that Numba emits no wraparound for a negative index (a compare and a
     select per access) and the shared tile's addresses are 32-bit arithmetic; the coalesced loops
     step through the padded tile by a constant (T is a multiple of 32, as the block scan's warps
-    need at any index type). On the H200
-    it ran 1.25 times faster than the signed reference (0.628 against 0.786 ms at 2^28 elements),
-    whose integer pipe the profiler found 90% busy (docs/benchmarks.md, "Issue 23, third run")."""
+    need at any index type). On the H200 it ran 1.27 times faster than the signed build (0.621
+    against 0.786 ms at 2^28 elements, "Issue 23, fourth run" in docs/benchmarks.md), whose
+    integer pipe the profiler found 90% busy ("third run")."""
     block_scan = _block_scan("shuffle")
     ix = uint64 if unsigned else int64
     sx = uint32 if unsigned else int64
@@ -508,7 +508,7 @@ class PackedScan:
     publish into 64-bit words of its own), and callable on its own: ``scan(x, y)`` is one launch,
     with nothing filled, allocated or read back once the first call has made its words."""
 
-    def __init__(self, speed_shape: tuple[int, int] = SPEED_SHAPE, unsigned: bool = False):
+    def __init__(self, speed_shape: tuple[int, int] = SPEED_SHAPE, unsigned: bool = True):
         self.speed_shape = speed_shape
         self.unsigned = unsigned
         self._state: dict = {}
