@@ -250,8 +250,11 @@ def in_flight(pairs: int, per_sm: int = 0, pipelined: bool = False):
     four times per pass with one or two loads outstanding, and with 8 pairs per pass with three
     at most. Pipelined, a pass's own loads stay in flight across the loop's branch back, and the
     loop's first wait has 8 loads outstanding. More threads are the other way to more bytes in
-    flight: 6 blocks per SM (as many as fit at 33 to 40 registers per thread; the reference
-    compiles to 36, the pipelined loop of 4 pairs to 40) where the speed launch has 4."""
+    flight: 6 blocks per SM (as many as fit at 33 to 40 registers per thread; compiled without a
+    GPU the reference takes 36 and the pipelined loop of 4 pairs 40, on the H200 30 and 34)
+    where the speed launch has 4. Measured on the H200 ("Issue 23, fourth run" in
+    docs/benchmarks.md): none of these rows is faster than the reference; both it and CUB are
+    bound by DRAM (92% and 95% of its peak), CUB with half the load requests (16-byte loads)."""
     def make():
         low, high, block_total = _pieces()
         K = pairs
