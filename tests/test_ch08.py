@@ -12,7 +12,7 @@ from numba import cuda, float32
 import autograder as ag
 from autograder.checks import CheckFailed, gamma
 
-from verdicts import verdict_text as _verdict
+from verdicts import judge_entry, verdict_text as _verdict
 
 ch08 = ag.problems.ch08
 CPU = not ag.backend.is_gpu
@@ -141,25 +141,6 @@ def basic_float16(inp, out, c0, c1, c2, c3, c4, c5, c6):
             out[i, j, k] = np.float32(acc)
 
 
-def _judge(problem, table, name):
-    """Judge ``table[name]`` (kernel, None if correct else fragments the CPU-mode verdict must
-    contain): a correct kernel passes, a wrong one fails, in CPU mode for the reason given."""
-    fn, expected = table[name]
-    if not CPU and expected and any("out of bounds" in fragment for fragment in expected):
-        # An illegal address ends the process's CUDA context, failing every later GPU test here
-        # (the judge restarts its student process; a test process cannot be).
-        pytest.skip("an out-of-bounds access ends a GPU process's CUDA context: CPU mode checks "
-                    "every index and names the bug")
-    failure = _verdict(problem, fn)
-    if expected is None:
-        assert failure is None, failure
-    else:
-        assert failure is not None, f"{name} passed but is wrong"
-        if CPU:
-            for fragment in expected:
-                assert fragment in failure, (fragment, failure)
-
-
 BASIC = {
     # name: (kernel, None if correct else fragments the CPU-mode verdict must contain)
     "basic_ok": (basic_ok, None),
@@ -177,7 +158,7 @@ BASIC = {
 @pytest.mark.parametrize("name", sorted(BASIC))
 def test_basic_submission_verdict(name):
     """Is each one-thread-per-point kernel judged as it should be?"""
-    _judge(ch08.stencil_basic, BASIC, name)
+    judge_entry(ch08.stencil_basic, BASIC, name)
 
 
 def test_basic_cases_are_awkward_shapes():
@@ -257,7 +238,7 @@ TILED = {
 @pytest.mark.parametrize("name", sorted(TILED))
 def test_tiled_submission_verdict(name):
     """Is each shared-tile kernel judged as it should be?"""
-    _judge(ch08.stencil_tiled, TILED, name)
+    judge_entry(ch08.stencil_tiled, TILED, name)
 
 
 @pytest.mark.skipif(not CPU, reason="the race detector is CPU mode's; on a GPU the race may not show")
@@ -397,7 +378,7 @@ COARSENED = {
 @pytest.mark.parametrize("name", sorted(COARSENED))
 def test_coarsened_submission_verdict(name):
     """Is each z-marching kernel judged as it should be?"""
-    _judge(ch08.stencil_coarsened, COARSENED, name)
+    judge_entry(ch08.stencil_coarsened, COARSENED, name)
 
 
 @pytest.mark.skipif(not CPU, reason="the race detector is CPU mode's")

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import pytest
+
 import autograder as ag
 from autograder.checks import CheckFailed
 
@@ -37,3 +39,26 @@ def assert_judged(problem, fn, expected, hidden: bool = True) -> None:
     else:
         assert failure is not None, "passed but is wrong"
         assert expected in failure or not required(expected), failure
+
+
+def judge_entry(problem, table: dict, name: str, hidden: bool = True) -> None:
+    """``table[name]`` is (kernel, None if it is right, else fragments of its CPU-mode verdict): a
+    right kernel must pass, a wrong one fail, in CPU mode for the reason given. On a GPU a kernel
+    whose verdict is a race or an out-of-bounds access is skipped: a race may not show there, and
+    an illegal address ends the process's CUDA context, failing every later GPU test in it (the
+    judge restarts its student process; a test process cannot be)."""
+    fn, expected = table[name]
+    if ag.backend.is_gpu and expected:
+        if any("race" in fragment for fragment in expected):
+            pytest.skip("a race may not show on a GPU; CPU mode's detector catches it every time")
+        if any("out of bounds" in fragment for fragment in expected):
+            pytest.skip("an out-of-bounds access ends a GPU process's CUDA context: CPU mode "
+                        "checks every index and names the bug")
+    failure = verdict_text(problem, fn, hidden)
+    if expected is None:
+        assert failure is None, failure
+    else:
+        assert failure is not None, f"{name} passed but is wrong"
+        if not ag.backend.is_gpu:
+            for fragment in expected:
+                assert fragment in failure, (fragment, failure)
