@@ -22,11 +22,6 @@ THREADS = 64
 
 
 
-def _judge(problem, cases, name):
-    """Run every case of a table {name: (fn, None | fragments of the CPU-mode verdict)}."""
-    judge_entry(problem, cases, name)
-
-
 # ---- transpose_naive -------------------------------------------------------------------------------
 
 @cuda.jit
@@ -97,7 +92,7 @@ NAIVE = {
 @pytest.mark.parametrize("name", sorted(NAIVE))
 def test_naive_transpose_verdict(name):
     """Is each naive transpose judged as it should be (pass, or fail for the right reason)?"""
-    _judge(ch06.transpose_naive, NAIVE, name)
+    judge_entry(ch06.transpose_naive, NAIVE, name)
 
 
 def test_naive_cases_are_non_square_and_exact():
@@ -248,7 +243,7 @@ TILED = {
 @pytest.mark.parametrize("name", sorted(TILED))
 def test_tiled_transpose_verdict(name):
     """Is each tiled transpose judged as it should be (pass, or fail for the right reason)?"""
-    _judge(ch06.transpose_tiled, TILED, name)
+    judge_entry(ch06.transpose_tiled, TILED, name)
 
 
 def test_tiled_cases_are_partial_tiles_launched_32_by_8():
@@ -418,7 +413,7 @@ REGISTER = {
 @pytest.mark.parametrize("name", sorted(REGISTER))
 def test_register_tiled_verdict(name):
     """Is each register-tiled matmul judged as it should be?"""
-    _judge(ch06.matmul_register_tiled, REGISTER, name)
+    judge_entry(ch06.matmul_register_tiled, REGISTER, name)
 
 
 def test_register_cases_cover_several_blocks_and_k_tiles():

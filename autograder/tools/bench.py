@@ -115,15 +115,20 @@ def bench_problem(problem, repeats: int = 20, seed: int = 0, cpu: bool = True,
     verdict = problem.verdict(problem.reference_kernel(), problem.cases())
     if not verdict.passed:
         raise RuntimeError(f"the reference kernel of {problem.name} is wrong: {verdict}")
-    with kernels.choices() as chosen:
-        ref_ms = time_reference(problem, host, plan, size, blocks, threads, check=True)
+    def timed(kernel_problem):
+        """Its time, checked at the speed size, and the builds a choosing launcher ran."""
+        with kernels.choices() as chosen:
+            ms = time_reference(kernel_problem, host, plan, size, blocks, threads, check=True)
+        return ms, sorted(set(chosen))
+
+    ref_ms, builds = timed(problem)
     nbytes = problem.bytes_moved(size)
     flops = problem.flops(size) if problem.flops else 0
     row = {"problem": problem.name, "title": problem.title, "size": size,
            "launch": {"blocks": blocks, "threads": threads}, "bytes": nbytes, "flops": flops,
            "reference_ms": ref_ms}
-    if chosen:
-        row["builds"] = {"course reference": sorted(set(chosen))}
+    if builds:
+        row["builds"] = {"course reference": builds}
     ceiling = timing.copy_ceiling(nbytes)
     row["copy_ms"], row["copy_label"] = ceiling.median_ms, ceiling.label
     for label, factory in bench_variants(problem).items():
@@ -136,14 +141,13 @@ def bench_problem(problem, repeats: int = 20, seed: int = 0, cpu: bool = True,
             row.setdefault("variant_errors", {})[label] = str(verdict)[:500]
             continue
         try:
-            with kernels.choices() as chosen:
-                ms = time_reference(variant, host, plan, size, blocks, threads, check=True)
+            ms, builds = timed(variant)
         except WrongAtSpeedSize as why:
             row.setdefault("variant_errors", {})[label] = str(why)[:500]
             continue
         row.setdefault("variants", {})[label] = ms
-        if chosen:                 # a launcher that picks its build: say which one was timed
-            row.setdefault("builds", {})[label] = sorted(set(chosen))
+        if builds:                 # a launcher that picks its build: say which one was timed
+            row.setdefault("builds", {})[label] = builds
     torch_op = _TORCH_OPS.get(problem.name)
     if problem.vendor is not None or torch_op is not None or problem.name in _CUB_OPS:
         # The libraries' rows read the same inputs, copied to the device once for both.

@@ -289,6 +289,7 @@ def loads_in_flight(sass: str) -> LoadsInFlight:
     pending load writes, a 64-bit load writing two; it does not model the memory system.)"""
     lines = [line for line in sass.splitlines() if _SASS_INSTR.match(line) or _LABEL.match(line)]
     best: list[str] | None = None
+    best_loads = -1
     for i, line in enumerate(lines):
         label = _LABEL.match(line)
         if not label:
@@ -297,9 +298,9 @@ def loads_in_flight(sass: str) -> LoadsInFlight:
         end = next((j for j in range(i + 1, len(lines)) if back.search(lines[j])), None)
         if end is not None:
             body = [b for b in lines[i + 1:end + 1] if _SASS_INSTR.match(b)]
-            if best is None or sum(bool(_GLOBAL_LOAD.search(b)) for b in body) > \
-                    sum(bool(_GLOBAL_LOAD.search(b)) for b in best):
-                best = body
+            loads = sum(bool(_GLOBAL_LOAD.search(b)) for b in body)
+            if loads > best_loads:
+                best, best_loads = body, loads
     result = LoadsInFlight()
     if not best:
         return result
