@@ -358,8 +358,13 @@ def test_the_recorded_calls_are_drawn_and_the_text_quotes_them():
               "takes {:.0f} µs for": e2e["scan", small, "exercise launch"]}
     for pattern, value in quoted.items():
         assert pattern.format(value) in " ".join(text.replace("#", " ").split()), pattern
-    helper = e2e["scan", big, "course helper"] / e2e["scan", big, "PyTorch"]
-    assert round(helper, 1) == 1.2 and "1.2 times PyTorch" in text
+    text = " ".join(text.replace("#", " ").split())
+    summed = e2e["sum", big, "course helper"] / e2e["sum", big, "PyTorch"]
+    assert f"the sum {summed:.1f} times PyTorch's time" in text
+    scanned = e2e["scan", big, "course helper"] / e2e["scan", big, "PyTorch"]
+    assert abs(scanned - 1) < 0.05 and "the scan level with it" in text
+    launch = next(r["host_us"] for r in kept["rows"] if r["label"].startswith("empty kernel, Numba: "))
+    assert f"launch cost Python {launch:.0f} µs in this run" in text
 
 
 @pytest.mark.skipif(not CPU, reason="CPU mode, its timing opened by hand")

@@ -356,17 +356,16 @@ except ag.timing.NeedsGPU as why:
 # What it shows:
 #
 # - **At 2^18 elements (1 MiB) the host decides.** The GPU's work for a sum, a scan or a
-#   histogram takes 5 to 14 µs (PyTorch's histogram aside); end to end the calls take 16 to
-#   382 µs. The exercise launch of the scan, five launches through Numba
-#   (one empty kernel's launch cost Python 56 µs on that machine), takes 382 µs for 13 µs of GPU
-#   work.
+#   histogram takes 5 to 13 µs (PyTorch's histogram aside); end to end the calls take 20 to
+#   193 µs. The exercise launch of the scan, five launches through Numba (one empty kernel's
+#   launch cost Python 24 µs in this run), takes 193 µs for 13 µs of GPU work.
 # - **Binding the launch and keeping the scratch closes most of the gap.** At 2^24 elements
-#   (64 MiB) the sum helper takes 43 µs end to end (the exercise launch 98, `torch.sum` 36) and
-#   the scan helper 93 µs (the exercise launch 384, `torch.cumsum` 75): 1.2 times PyTorch, whose
-#   dispatch is compiled C++.
+#   (64 MiB) the sum helper takes 37 µs end to end (the exercise launch 74, `torch.sum` 32) and
+#   the scan helper 68 µs (the exercise launch 239, `torch.cumsum` 68): the sum 1.2 times
+#   PyTorch's time and the scan level with it, though PyTorch's dispatch is compiled C++.
 # - **A call that reads a value back waits for the GPU.** `torch.bincount` must know the largest
 #   value before it can size its output, so every call copies one number back and waits for
-#   everything queued before it: 149 µs at 2^24 against 40 for the course's histogram, and Python
+#   everything queued before it: 141 µs at 2^24 against 45 for the course's histogram, and Python
 #   cannot queue the next call while it waits. `.item()`, `copy_to_host` and any output sized by
 #   the data do the same.
 #
