@@ -125,29 +125,91 @@ def main() -> int:
 
 
 def solution_code(exercise: str) -> str:
-    """The chapter's imports and its solution cells up to this exercise's, in order: what a
-    learner who solved the chapter has defined when the exercise's test and speed cells run."""
+    """The chapter's imports, its first cell and its solution cells up to this exercise's, in
+    order, with what its other cells define that they read (:func:`_as_run`): what a learner who
+    solved the chapter has defined when the exercise's test and speed cells run."""
     spec = bank.EXERCISES[exercise]
-    chapter = [(e, s) for e, s in bank.EXERCISES.items() if s["chapter"] == spec["chapter"]]
     lines = bank.chapter_source(exercise).read_text().splitlines()
     order = bank._cells(lines)
-    cells = sorted((order[s["solution_id"]][0], e) for e, s in chapter
-                   if order[s["solution_id"]][0] <= order[spec["solution_id"]][0])
     end = order[spec["solution_id"]][0]
     imports = [line for line in lines[:end] if line.startswith(("import ", "from "))]
-    return "\n".join(imports) + "\n\n" + _setup_cell(lines) + "\n\n" + "\n\n".join(
-        bank.cell(e, bank.EXERCISES[e]["solution_id"]) for _, e in cells)
+    solutions = {order[s["solution_id"]][0]: bank.cell(e, s["solution_id"])
+                 for e, s in bank.EXERCISES.items() if s["chapter"] == spec["chapter"]}
+    ran = [(solutions.get(k), source) for k, source in _code_cells(lines[:end + 1])]
+    return "\n\n".join(["\n".join(imports), ran[0][1]] + _as_run(ran[1:]))
 
 
-def _setup_cell(lines: list[str]) -> str:
-    """The chapter's first code cell: its imports and the constants its solution cells use
-    (chapter 11's tile sizes), as a learner has run it."""
-    for k, line in enumerate(lines):
-        if line.startswith("# %%") and "[markdown]" not in line:
-            end = next((j for j in range(k + 1, len(lines)) if lines[j].startswith("# %%")),
-                       len(lines))
-            return "\n".join(lines[k + 1:end])
-    return ""
+def _code_cells(lines: list[str]) -> list[tuple[int, str]]:
+    """The code cells among ``lines`` (a chapter's percent-format source), in order, each as
+    (the line of its ``# %%`` marker, its source)."""
+    starts = [k for k, line in enumerate(lines)
+              if line.startswith("# %%") and "[markdown]" not in line]
+    return [(k, "\n".join(lines[k + 1:next((j for j in range(k + 1, len(lines))
+                                              if lines[j].startswith("# %%")), len(lines))]))
+            for k in starts] or [(0, "")]
+
+
+def _as_run(cells: list[tuple[str | None, str]]) -> list[str]:
+    """What of the chapter's cells after its first a learner who solved it has run, for the
+    solution cells to work as they do in the notebook: each solution cell (its solution, the
+    first of a pair) whole, and of the other cells (the second) only the statements that define
+    what the solution cells read, and what those statements read in turn (chapter 11's
+    ``NOT_READY, AGGREGATE, PREFIX = ...``, the Triton chapters' ``if no_triton: ... else: import
+    triton``). Demonstrations and timings whose results nothing reads are left out. A function
+    reads its globals when it is called (a kernel: when first launched, by the test cell), so what
+    a kept function reads counts as read after the last cell; other statements read where they
+    stand."""
+    import ast
+    import builtins
+    import symtable
+
+    def scopes(tree) -> list:
+        """``tree``'s symbol tables: the module's first, then those of what it defines."""
+        tables, found = [symtable.symtable(ast.unparse(tree), "<cell>", "exec")], []
+        while tables:
+            found.append(tables.pop())
+            tables += found[-1].get_children()
+        return found
+
+    def defined(tree) -> set[str]:
+        return {s.get_name() for s in scopes(tree)[0].get_symbols()
+                if s.is_assigned() or s.is_imported() or s.is_namespace()}
+
+    def read(tree) -> tuple[set[str], set[str]]:
+        """The module-level names ``tree`` reads where it stands, and those the functions it
+        defines read when they are called (their globals; parameters and locals are theirs)."""
+        module, *inner = scopes(tree)
+        now = {s.get_name() for s in module.get_symbols() if s.is_referenced()}
+        later = {s.get_name() for table in inner for s in table.get_symbols()
+                 if s.is_referenced() and s.is_global()}
+        return now - set(dir(builtins)), later - set(dir(builtins))
+
+    steps = []                       # (cell, statement), in the order the cells run
+    for k, (solution, source) in enumerate(cells):
+        try:
+            steps += [(k, st) for st in ast.parse(solution or source).body]
+        except SyntaxError:          # a cell left for the learner to complete
+            continue
+    forced = {k for k, (solution, _) in enumerate(cells) if solution is not None}
+    reads = [read(st) for _, st in steps]
+    kept: set[int] = {i for i, (k, _) in enumerate(steps) if k in forced}
+    while True:                      # until what the kept functions read when called is kept too
+        needed = set().union(set(), *(reads[i][1] for i in kept))
+        now = set()
+        for i in reversed(range(len(steps))):
+            if i in kept or defined(steps[i][1]) & needed:
+                now.add(i)
+                needed = (needed - defined(steps[i][1])) | reads[i][0]
+        if now == kept:
+            break
+        kept = now
+    ran = []                         # a solution cell as written, the others' statements kept
+    for k, st in (steps[i] for i in sorted(kept)):
+        if k not in forced:
+            ran.append(ast.unparse(st))
+        elif not ran or ran[-1] is not cells[k][0]:
+            ran.append(cells[k][0])
+    return ran
 
 
 def solution_speeds(settings) -> list[dict]:
