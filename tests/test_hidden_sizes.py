@@ -110,3 +110,27 @@ def test_hidden_cases_use_every_block_shape(path):
             pytest.skip(f"{len(cases)} hidden cases for {len(shapes)} block shapes")
         used = {c.threads for c in cases}
         assert used == shapes, f"seed {seed}: hidden cases used {used} of {shapes}"
+
+
+# Fixed sizes allowed to be a multiple of a warp, each with its reason.
+WHOLE_WARPS = {
+    ("radix_local_sort", 64): "whole tiles on purpose (64 reversed keys at shift 0), beside 91, 45, "
+                              "40 and 37",
+    ("radix_scatter", 64): "as 13.1's: whole tiles on purpose, beside 91, 45, 40 and 37",
+    **{(name, 1_000_000): "a graph of a million vertices, beside 250,001 and 4,800,001 (and the "
+                          "edges, which the threads of the edge kernels cover, are not a multiple)"
+       for name in ("bfs_edge", "bfs_frontier_private", "bfs_frontier_queue", "bfs_pull",
+                    "bfs_push")},
+}
+
+
+@pytest.mark.parametrize("path", sorted(p for p, prob in PROBLEMS.items() if prob.on_device))
+def test_fixed_1d_sizes_are_not_whole_warps(path):
+    """A kernel with no bounds guard, or one that assumes whole blocks, passes every case whose
+    size is a multiple of its block: the fixed 1-D sizes (visible and hidden, CPU and GPU) are
+    not multiples of 32, the smallest block a check launches, but for the reasons listed."""
+    problem = PROBLEMS[path]
+    for sizes in (problem.cpu_sizes, problem.gpu_sizes):
+        for n in (*sizes.visible, *sizes.hidden):
+            if isinstance(n, int) and n > 1 and (problem.name, n) not in WHOLE_WARPS:
+                assert n % 32, f"{path}: the fixed size {n} is a whole number of warps"

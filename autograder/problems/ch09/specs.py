@@ -489,7 +489,7 @@ histogram_private = _histogram(
     # 1026 image. Launched with 2 to 4 blocks: every thread loops over many bytes.
     cpu_sizes=Sizes(visible=(2001, 1404, 1), hidden=(1031, 1026, 8005),
                     hidden_random=(2, 100, 2000)),
-    gpu_sizes=Sizes(visible=(10_000_000, 2001, 1404, 1), hidden=(1031, 1026, 16_777_217),
+    gpu_sizes=Sizes(visible=(10_000_004, 2001, 1404, 1), hidden=(1031, 1026, 16_777_217),
                     hidden_random=(3, 100_000, 30_000_000), speed=1 << 28),
     reference=reference_private, requires=("shared_atomics",),
     # 2^28 uniform bytes. On the H200 (docs/benchmarks.md) the reference took 0.190 ms (15.6×
