@@ -832,7 +832,7 @@ plt.show()
 # course's single-pass kernel, which keeps a tile's status and value together in one 64-bit word,
 # reads 32 earlier tiles with one load each and indexes with unsigned integers (see
 # `_packed_kernel` in `autograder/problems/ch11/references.py`): you need at least 12% of its
-# speed (on the H200, a look-back that reads one tile at a time ran at about 18% of it) and 5× the
+# speed (on the H200, a look-back that reads one tile at a time ran at 15 to 18% of it) and 5× the
 # CPU scan.
 
 # %%
