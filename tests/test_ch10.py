@@ -208,7 +208,9 @@ WARP_CASES = {
                                                             "the last warp is partial",
                                                             "ceil(n / warpsize)"), "visible"),
     # Lanes past n return, then the rest shuffle with a mask naming them: undefined behaviour,
-    # which the H200 computed right (every GPU case passed there); CPU mode names it.
+    # which the H200 computed right (every GPU case passed there); CPU mode names it, and on a
+    # GPU the judge's CPU-mode run at the other warp size fails it (the bank's
+    # warp_sums/wrong_returns_before_shuffles).
     "warp_returns_early": (_warp(guard="return"), ("lanes that did not take part",
                                                    "take part with 0"), "cpu"),
     "warp_no_shuffles": (_warp(shuffle=False), ("only lane 0's own element",), "visible"),
