@@ -47,12 +47,14 @@ def judge_entry(problem, table: dict, name: str, hidden: bool = True) -> None:
     whose verdict is a race or an out-of-bounds access is skipped: a race may not show there, and
     an illegal address ends the process's CUDA context, failing every later GPU test in it (the
     judge restarts its student process; a test process cannot be). A third item, where given,
-    says whether the race may hide on a GPU (False: a wrong answer there too, as when every block
-    stores its whole histogram over the others')."""
+    says whether the kernel is wrong only in a way a GPU may hide (a race, a warp CPU mode splits
+    on purpose); False: a wrong answer there too, as when every block stores its whole histogram
+    over the others'."""
     fn, expected, *hides = table[name]
     if ag.backend.is_gpu and expected:
         if hides[0] if hides else any("race" in fragment for fragment in expected):
-            pytest.skip("a race may not show on a GPU; CPU mode's detector catches it every time")
+            pytest.skip("a race (or a warp CPU mode splits on purpose) may not show on a GPU; "
+                        "CPU mode catches it every time")
         if any("out of bounds" in fragment for fragment in expected):
             pytest.skip("an out-of-bounds access ends a GPU process's CUDA context: CPU mode "
                         "checks every index and names the bug")
