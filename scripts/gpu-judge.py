@@ -194,7 +194,7 @@ def _as_run(cells: list[tuple[str | None, str]]) -> list[str]:
     reads = [read(st) for _, st in steps]
     kept: set[int] = {i for i, (k, _) in enumerate(steps) if k in forced}
     while True:                      # until what the kept functions read when called is kept too
-        needed = set().union(set(), *(reads[i][1] for i in kept))
+        needed = set().union(*(reads[i][1] for i in kept))
         now = set()
         for i in reversed(range(len(steps))):
             if i in kept or defined(steps[i][1]) & needed:
