@@ -142,11 +142,8 @@ def solution_code(exercise: str) -> str:
 def _code_cells(lines: list[str]) -> list[tuple[int, str]]:
     """The code cells among ``lines`` (a chapter's percent-format source), in order, each as
     (the line of its ``# %%`` marker, its source)."""
-    starts = [k for k, line in enumerate(lines)
-              if line.startswith("# %%") and "[markdown]" not in line]
-    return [(k, "\n".join(lines[k + 1:next((j for j in range(k + 1, len(lines))
-                                              if lines[j].startswith("# %%")), len(lines))]))
-            for k in starts] or [(0, "")]
+    return [(k, bank.cell_body(lines, k)) for k, line in enumerate(lines)
+            if line.startswith("# %%") and "[markdown]" not in line] or [(0, "")]
 
 
 def _as_run(cells: list[tuple[str | None, str]]) -> list[str]:

@@ -187,8 +187,14 @@ def cell(exercise: str, grade_id: str) -> str:
     lines = chapter_source(exercise).read_text().splitlines()
     if grade_id not in (cells := _cells(lines)):
         raise KeyError(f"no cell with grade_id {grade_id!r} in {chapter_source(exercise)}")
+    return cell_body(lines, cells[grade_id][0])
+
+
+def cell_body(lines: list[str], marker: int) -> str:
+    """The source of the cell whose ``# %%`` marker is ``lines[marker]``: up to the next marker,
+    trailing blank lines dropped."""
     body = []
-    for rest in lines[cells[grade_id][0] + 1:]:
+    for rest in lines[marker + 1:]:
         if rest.startswith("# %%"):
             break
         body.append(rest)
